@@ -101,6 +101,7 @@ from .capture_float_bits import WHOLE_WHY as FREXP_WHOLE_WHY, frexp_elements, ma
 from .capture_nms import nms_nodes
 from .capture_fp32_norms import fp32_norm_nodes, lp_pool_fp32_nodes
 from .capture_sign import difference_sign_nodes, exact_operands, sign_nodes
+from .capture_nms_rows import float_rows_for_nms
 from .capture_norm_chains import norm_chains_as_calls
 from .capture_hand_hypot import hand_hypots_as_calls
 from .capture_fp32_buckets import fp32_bucket_nodes
@@ -114,7 +115,8 @@ from .capture_spectral import spectral_nodes
 from .capture_complex import complex_nodes, complex_module_nodes
 from .capture_fft_dims import real_nodes
 from .capture_trapezoid import trapezoid_nodes
-from .capture_attention_masks import (feeds_masked_softmax, masked_softmax_nodes, minus_inf_elsewhere,
+from .capture_attention_masks import (feeds_masked_softmax, masked_softmax_nodes, masking_read_elsewhere,
+                                      minus_inf_elsewhere,
                                       minus_inf_log_softmax_nodes)
 from .capture_list_index import list_index_nodes
 from .capture_log_softmax import log_of_softmax
@@ -881,6 +883,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             exact = isinstance(val, torch.Tensor) and not val.is_floating_point()
             nodes.append(Node(name, "constant", [], dict(
                 value=val.detach().cpu().resolve_conj().resolve_neg().numpy().copy() if exact else _np(val))))
+        elif masking_read_elsewhere(fn, mods, by_name) is not None:
+            refuse_call(fn, masking_read_elsewhere(fn, mods, by_name))     # (capture_attention_masks)
         elif feeds_masked_softmax(fn, mods, by_name):
             shape_nodes.add(name)       # scores.masked_fill(mask, -inf) read by softmaxes: they take scores and mask
             torch.fx.node.map_arg(fn.args, lambda a: tuple_sources.add(a.name))     # a mask: dropped unless read
@@ -1988,6 +1992,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     kept_states(g)              # a written buffer's state: its note, or dropped when never read
     fp32_state_loops(g)         # a state computed from itself: fp32, no rounding carried (capture_state_precision)
     exact_operands(g)           # a sign's compared operands from the float inputs in fp32 (capture_sign)
+    float_rows_for_nms(g)       # nms(boxes[idx], scores[idx], t): the float rows picked (capture_nms_rows)
     if stateful:
         # An SVDF keeps its activation state in the kernel's own tensor,
         # an LSTM layer its h and c in the kernel's in/out state tensors:

@@ -58,14 +58,42 @@ _ADD = (operator.add, torch.add, "add", "__add__", "__radd__")
 
 
 def _fill(v, by_name) -> Optional[float]:
-    """A masking fill: a number or a one-element float constant (HF GPT-2's
-    `torch.full([], torch.finfo(dtype).min)`) at or below MASKING, else None."""
-    c = _constant_of(v, by_name)
-    if c is not None and c.size == 1 and c.dtype.kind == "f":
+    """A masking fill: a number or a float constant holding one number
+    (HF GPT-2's `torch.full([], torch.finfo(dtype).min)`, a full_like) at or
+    below MASKING, else None."""
+    c = _constant_value(v, by_name)
+    if c is not None and c.size >= 1 and c.dtype.kind == "f" and (c == c.reshape(-1)[0]).all():
+        # one number, or a tensor filled with it: torch.full_like(x, -1e9), torch.ones_like(x) * -1e4,
+        # torch.full((T, T), -1e9) made in forward (the masked_fill form; one grid with the scores loses them)
         v = float(c.reshape(-1)[0])
     if isinstance(v, (int, float)) and not isinstance(v, bool) and v <= MASKING:
         return float(v)
     return None
+
+
+_FOLDED = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
+
+
+def _constant_value(v, by_name) -> Optional[np.ndarray]:
+    """The value of fx argument v when capture holds it as a constant, or
+    as the arithmetic of constants capture left as ops (`torch.ones_like(x)
+    * -1e4`: a constant times a constant number), else None."""
+    return _folded(by_name.get(v.name) if isinstance(v, torch.fx.Node) else None, by_name, 4)
+
+
+def _folded(node, by_name, depth: int) -> Optional[np.ndarray]:
+    if node is None:
+        return None
+    if node.op == "constant":
+        return np.asarray(node.attrs["value"])
+    if depth == 0 or not (node.op == "neg" and len(node.inputs) == 1 or node.op in _FOLDED
+                          and len(node.inputs) == 2) or set(node.attrs) - {"source"}:
+        return None
+    ins = [_folded(by_name.get(i), by_name, depth - 1) for i in node.inputs]
+    if any(i is None or i.dtype.kind != "f" for i in ins):
+        return None
+    with np.errstate(all="ignore"):
+        return (np.negative(ins[0]) if node.op == "neg" else _FOLDED[node.op](ins[0], ins[1])).astype(np.float32)
 
 
 class _Masked:
@@ -117,6 +145,9 @@ def _masked(fn, by_name) -> Optional[_Masked]:
         is_add = t in _ADD
     except TypeError:
         is_add = False
+    computed_bias = _computed_bias(fn, by_name, is_add)
+    if computed_bias is not None:
+        return computed_bias
     if is_add and len(args) == 2 and not fn.kwargs:
         for scores, bias in (args, args[::-1]):
             c = _constant_of(bias, by_name)
@@ -125,6 +156,74 @@ def _masked(fn, by_name) -> Optional[_Masked]:
                 blocked = c <= MASKING
                 return _Masked(scores, blocked, bias=np.where(blocked, 0.0, c).astype(np.float32),
                                value=float(c[blocked].max()))
+    return None
+
+
+_SUB = (operator.sub, torch.sub, "sub", "__sub__")
+
+
+def _computed_bias(fn, by_name, is_add: bool) -> Optional[_Masked]:
+    """scores + (1 - keep.float()) * -1e9, scores - 1e9 * (1 - keep.float()),
+    scores + (~keep).float() * -1e9: an additive mask of a bool computed in
+    the program (a 0/1 factor times a masking number), the masked_fill form
+    of that bool; else None."""
+    try:
+        is_sub = fn.target in _SUB
+    except TypeError:
+        is_sub = False
+    if not (is_add or is_sub) or len(fn.args) != 2 or fn.kwargs:
+        return None
+    pairs = [tuple(fn.args)] if is_sub else [tuple(fn.args), tuple(fn.args[::-1])]
+    for scores, bias in pairs:
+        if not isinstance(scores, torch.fx.Node) or not isinstance(bias, torch.fx.Node) \
+                or _constant_value(scores, by_name) is not None or _meta_shape(bias) != _meta_shape(scores):
+            continue
+        found = _zero_one_times(by_name.get(bias.name), by_name)
+        if found is None:
+            continue
+        mask, invert, coef = found
+        coef = -coef if is_sub else coef
+        if coef <= MASKING:
+            return _Masked(scores, mask, invert=invert, value=coef)
+    return None
+
+
+def _zero_one_times(node, by_name):
+    """(bool name, invert, c) of a node that is c where the bool is True
+    (invert: where it is False) and 0 elsewhere: b.float() * c, (1 -
+    b.float()) * c, (b.float() - 1) * -c; else None."""
+    if node is None or node.op != "mul" or len(node.inputs) != 2 or set(node.attrs) - {"source"}:
+        return None
+    for factor, number in (node.inputs, node.inputs[::-1]):
+        c = _folded(by_name.get(number), by_name, 2)
+        f = by_name.get(factor)
+        if c is None or c.size != 1 or not np.isfinite(c).all() or f is None:
+            continue
+        c = float(c.reshape(-1)[0])
+        picked = _zero_one(f, by_name)
+        if picked is not None:
+            mask, invert, sign = picked
+            return mask, invert, sign * c
+    return None
+
+
+def _zero_one(node, by_name):
+    """(bool name, invert, sign): b.float() is (b, False, 1), 1 - b.float()
+    is (b, True, 1), b.float() - 1 is (b, True, -1); else None."""
+    def cast(n):
+        if n is not None and n.op == "bool_to" and n.attrs.get("dtype") == "float32" and len(n.inputs) == 1:
+            b = by_name.get(n.inputs[0])
+            return n.inputs[0] if b is not None and bool_valued(b) else None
+        return None
+    if cast(node) is not None:
+        return cast(node), False, 1.0
+    if node.op == "sub" and len(node.inputs) == 2 and not set(node.attrs) - {"source"}:
+        first, second = (by_name.get(i) for i in node.inputs)
+        one = [_folded(n, by_name, 1) for n in (first, second)]
+        if one[0] is not None and one[0].size == 1 and float(one[0].reshape(-1)[0]) == 1.0 and cast(second):
+            return cast(second), True, 1.0
+        if one[1] is not None and one[1].size == 1 and float(one[1].reshape(-1)[0]) == 1.0 and cast(first):
+            return cast(first), True, -1.0
     return None
 
 
@@ -298,3 +397,33 @@ def minus_inf_elsewhere(fn, mods, by_name) -> Optional[str]:
     who = u.name if u.name == name else f"{u.name} ({name})"
     return (f"its -inf fill is read by {who}: no int8 value holds -inf; ptec runs such a fill read "
             f"only by softmax, log_softmax or cross_entropy (or fill with a finite value such as -1e4)")
+
+
+_LOST = (torch.exp, "exp", torch.amax, "amax", torch.max, "max", torch.logsumexp, "logsumexp", torch.sigmoid,
+         "sigmoid", torch.sum, "sum", torch.mean, "mean", torch.softmax, F.softmax, "softmax")
+
+
+def masking_read_elsewhere(fn, mods, by_name) -> Optional[str]:
+    """Why a finite masking fill (<= MASKING: where(keep, x, -1e9),
+    masked_fill(m, -1e4), a full_like of it, an additive computed-bool mask)
+    read by an exp / max / sum / sigmoid / a softmax over another dim is
+    refused (its refusal's reason), else None: those read the masked value
+    on one int8 grid spanning the fill and the kept values, every kept value
+    one code (a max over it is one number, 210 output steps off)."""
+    m = _masking_scores(fn, by_name)
+    if m is None or not np.isfinite(m.value) or m.bias is not None:
+        return None
+    for u in fn.users:
+        if u.op not in ("call_function", "call_method") or _reads_masked(u, fn, mods) or not u.args \
+                or u.args[0] is not fn:
+            continue
+        try:
+            lost = u.target in _LOST
+        except TypeError:
+            lost = False
+        if lost:
+            name = u.target if isinstance(u.target, str) else getattr(u.target, "__name__", str(u.target))
+            return (f"its fill {m.value:g} is read by {u.name} ({name}): one int8 grid holding {m.value:g} and the "
+                    "kept values gives every kept value one code; ptec runs such a fill read by a softmax over the "
+                    "last dim (or fill with a number near the kept values' range)")
+    return None

@@ -259,6 +259,13 @@ def where_args(fn):
     return None
 
 
+def _broadcasts(c: np.ndarray, out) -> bool:
+    try:
+        return np.broadcast_shapes(c.shape, tuple(out)) == tuple(out)
+    except ValueError:
+        return False
+
+
 def _select_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     """x.masked_fill(mask, v) and torch.where(cond, a, b) whose mask or
     condition is a constant (a buffer, or computed from constants while
@@ -283,6 +290,12 @@ def _select_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         if _number(operand):
             if operand and factor.any():
                 terms.append(s.const(factor * float(operand)))
+        elif _constant_of(operand, by_name) is not None and _constant_of(operand, by_name).dtype.kind == "f" \
+                and _broadcasts(_constant_of(operand, by_name), out):
+            # a constant made in forward (torch.zeros(1), torch.full((T, T), -1e9)): a number per position
+            picked = np.where(factor != 0, np.broadcast_to(_constant_of(operand, by_name), out), 0.0)   # (no 0 * inf)
+            if picked.any():
+                terms.append(s.const(picked))
         elif isinstance(operand, torch.fx.Node) and _meta_shape(operand) == out:
             # select: a 0/1 factor, so a NaN / inf of the operand where it is 0 is dropped (0), as torch.where
             # drops it (ir's float evaluation; sin(t) / t where t == 0, SincNet's weights)

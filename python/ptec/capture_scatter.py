@@ -416,12 +416,24 @@ def scatter_nodes(fn, ins, by_name) -> Optional[List[Node]]:
                 by_name[index.name].op == "input" else "computed in the program"
             refuse_call(fn, f"its index is {where}: " + nodes)
         return nodes
+    if kind == "scatter" and reduce is None and isinstance(index, torch.fx.Node) and _constant(index, by_name) is None \
+            and not _argsort_like(index, by_name):
+        from .capture_scatter_input import input_scatter_nodes       # an input index, or one computed from it
+        nodes = input_scatter_nodes(fn.name, self_node.name, shape, a.get("dim"), index, getattr(src, "name", None),
+                                    src_shape, src_value[0] if _number(src) else None, by_name)
+        if isinstance(nodes, str):
+            where = "a program input" if by_name.get(index.name) is not None and \
+                by_name[index.name].op == "input" else "computed in the program"
+            refuse_call(fn, f"its index is {where}: " + nodes)
+        return nodes
     if kind in ("scatter", "scatter_add") and isinstance(index, torch.fx.Node) and _constant(index, by_name) is None:
         from .capture_scatter_computed import computed_scatter_nodes
         nodes = computed_scatter_nodes(fn.name, self_node.name, shape, a.get("dim"), index, getattr(src, "name", None),
                                        src_shape, reduce, by_name, src_value[0] if _number(src) else None)
         if isinstance(nodes, str):
-            refuse_call(fn, "its index is computed in the program: " + nodes)
+            where = "a program input" if by_name.get(index.name) is not None and \
+                by_name[index.name].op == "input" else "computed in the program"
+            refuse_call(fn, f"its index is {where}: " + nodes)
         return nodes
     copied = computed_copy(fn, kind, a, self_node.name, shape, src, src_shape, reduce, by_name)
     if copied is not None:

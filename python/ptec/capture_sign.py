@@ -45,7 +45,14 @@ torch's values up to fp32 rounding; the int8 steps stay for their other
 readers (or go, read by nothing). Bounded: at most MAX_STEPS computing
 steps and MAX_WEIGHTS weights for one sign (their fp32 copies cost flash
 and time), each step one with an fp32 kernel here; else the operands
-compare as the program holds them, as before."""
+compare as the program holds them, as before.
+
+The sign of one computed value, `torch.sign(self.fc(x))` (the int8 table
+read its codes: a value within half its step of 0 gave 0 or flipped,
+127.5 output steps), becomes the same two comparisons with 0 when its
+chain fits that budget (_single_signs), and a comparison of a layer's
+output with a number, `(self.fc(x) > 0).float()` (255 output steps), has
+its operand copied the same way (_single_compares)."""
 from __future__ import annotations
 
 import copy
@@ -212,6 +219,53 @@ def _within_budget(steps) -> bool:
     return sum(n.op not in MOVE_OPS for n in steps) <= MAX_STEPS and weights <= MAX_WEIGHTS
 
 
+def _single_signs(g) -> None:
+    """The sign of one computed float value, `torch.sign(self.fc(x))`, an
+    int8 table of the value's codes until now (a value within half its
+    step of 0 read 0, or the other side's sign), as the comparison form
+    sign_nodes gives an input's: x > 0 and x < 0 with OPERANDS, so
+    exact_operands computes x in fp32 for them. Only where that copy can
+    be made (_chain, _within_budget): else the table stays, as before. A
+    value already fp32 (aten::sign.out on it) or integer is left."""
+    for n in [n for n in g.nodes if n.op == "elementwise" and n.attrs.get("fn") == "sign"]:
+        if len(n.inputs) != 1 or n.attrs.get("fp32") or n.attrs.get("dtype"):
+            continue
+        x = g.node(n.inputs[0])
+        if x.op in ("input", "constant") or x.attrs.get("fp32"):
+            continue
+        chain = _chain(g, x.name)
+        if not chain or not _within_budget(chain) or all(s.op in MOVE_OPS for s in chain):
+            continue
+        name, at = n.name, g.nodes.index(n)
+        made = [Node(f"{name}__pos", "compare", [x.name], dict(kind="gt", scalar=0.0, **{OPERANDS: True})),
+                Node(f"{name}__neg", "compare", [x.name], dict(kind="lt", scalar=0.0, **{OPERANDS: True})),
+                Node(f"{name}__posf", "bool_to", [f"{name}__pos"], dict(dtype="float32")),
+                Node(f"{name}__negf", "bool_to", [f"{name}__neg"], dict(dtype="float32")),
+                Node(f"{name}__diff", "sub", [f"{name}__posf", f"{name}__negf"])]
+        for m in made:
+            m.attrs["source"] = n.attrs.get("source")
+            m.written = n.written
+        g.nodes[at:at] = made
+        n.inputs = [f"{name}__diff"]
+
+
+def _single_compares(g) -> None:
+    """A comparison of a layer's output with a number,
+    `(self.fc(x) > 0).float()`: the same int8 rounding (a value within half
+    its step of the number on the wrong side, or equal to it), so the same
+    fp32 copy of its short chain where it can be made (OPERANDS, read by
+    exact_operands) and the chain holds a layer with weights (linear,
+    conv2d); else as before (element-wise steps of the inputs compare on
+    their int8 grids, as the int8-only programs of test_bool keep)."""
+    for n in [n for n in g.nodes if n.op == "compare" and len(n.inputs) == 1 and "scalar" in n.attrs]:
+        x = g.node(n.inputs[0])
+        if n.attrs.get(OPERANDS) or x.op in ("input", "constant") or x.attrs.get("fp32"):
+            continue
+        chain = _chain(g, x.name)
+        if chain and _within_budget(chain) and any(s.attrs.get("weight") is not None for s in chain):
+            n.attrs[OPERANDS] = True
+
+
 def exact_operands(g) -> None:
     """The operands of a sign's comparisons (attrs OPERANDS) computed in
     fp32 from the program's float inputs (module doc): a copy of each one's
@@ -219,6 +273,8 @@ def exact_operands(g) -> None:
     stay for their other readers and go when they have none. An operand
     whose chain is too long or has a step without an fp32 kernel is
     compared as the program holds it, as before."""
+    _single_signs(g)
+    _single_compares(g)
     copies = {}                      # original step -> its fp32 copy
     originals = set()
     for c in [n for n in g.nodes if n.op == "compare" and n.attrs.get(OPERANDS)]:

@@ -299,7 +299,9 @@ def type_as_torch(model: torch.nn.Module):
                 patched.append((g, name, _MISSING))
                 g[name] = stand_in
         for name, value in list(g.items()):
-            stand_in = _stand_in(value)
+            # (not __builtins__, the builtins module in a script's globals: a function made while tracing, a
+            # lambda in forward, takes its builtins from it, and the stand-in's own dict holds none of them)
+            stand_in = _stand_in(value) if name != "__builtins__" else _MISSING
             if stand_in is not _MISSING:                 # from builtins import type [as t]; t = type; import builtins
                 patched.append((g, name, value))
                 g[name] = stand_in

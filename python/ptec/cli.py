@@ -374,7 +374,8 @@ def _parser() -> argparse.ArgumentParser:
                         "next, in planned memory with an initial value of zero (the .pte's mutable "
                         "data): stream a long sequence in chunks; ptec_method_reset_state restarts")
     c.add_argument("--unrolled-lstm", action="store_true",
-                   help="nn.LSTM unrolled over its steps into upstream's int8 operators, every state int8 "
+                   help="nn.LSTM unrolled over its steps into upstream's int8 operators, every state int8 (with "
+                        "--stateful its kept h and c float32, its hidden steps fp32) "
                         "(by default each layer is one ptec::quantized_lstm, CMSIS-NN's LSTM numerics with an "
                         "int16 cell, which runs on ptec's runtime only)")
     c.add_argument("--ptec-runtime-only", action="store_true",

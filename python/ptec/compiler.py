@@ -21,6 +21,7 @@ from .narrow_clamps import narrow_clamp_producers
 from .input_channel_spread import spread_inputs_in_fp32
 from .input_compression import compress_inputs_in_fp32
 from .magnitude_logs import magnitude_logs_in_fp32
+from .fp32_statistics import statistics_in_fp32
 from .periodic_inputs import periodic_in_fp32
 from .nonfinite_in_fp32 import nonfinite_in_fp32
 from .guarded_denominators import guarded_denominators
@@ -133,6 +134,8 @@ def _compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor
                      lambda ops: missing_kernels(ops, available_kernels))
     magnitude_logs_in_fp32(prepared, calibration, log, int8_io,  # 20 * log10(hypot(re, im) + eps) (ptec.magnitude_logs)
                            lambda ops: missing_kernels(ops, available_kernels))
+    statistics_in_fp32(prepared, calibration, log, int8_io,      # x.std(-1) over 5, a rolling std (ptec.fp32_statistics)
+                       lambda ops: missing_kernels(ops, available_kernels))
 
     def progress(i):
         if i == total or i % max(1, total // 4) == 0:

@@ -71,7 +71,7 @@ def _guard(g: Graph, observer, name: str) -> Optional[Node]:
     """The guard producing denominator `name`: x + eps (eps > 0 a constant,
     x >= 0 on calibration) or x.clamp(min=eps), eps > 0; else None."""
     n = g.node(name)
-    if n.attrs.get("fp32"):
+    if n.attrs.get("fp32") and not n.attrs.get("fp32_statistic"):
         return None
     if n.op == "add" and len(n.inputs) == 2:
         c = [_scalar(g, i) for i in n.inputs]
@@ -127,14 +127,16 @@ def _float_form(n: Node) -> bool:
 def _statistics(g: Graph, start: List[str], chain: Set[str]) -> List[Node]:
     """The nodes from `start` up that only the chain reads and that have a
     float32 form: the denominator's statistics, and the values they reduce
-    when nothing else reads those (they join the chain)."""
+    when nothing else reads those (they join the chain). A reader already
+    in fp32 (ptec.fp32_statistics' chain of the same std) counts as the
+    chain's: it reads the value in float either way."""
     found: List[Node] = []
     todo = list(start)
     while todo:
         name = todo.pop()
         n = g.node(name)
         if name in chain or n.op in ("constant", "input") or n.attrs.get("fp32") or name in g.outputs \
-                or not _float_form(n) or any(u.name not in chain for u in g.users(name)):
+                or not _float_form(n) or any(u.name not in chain and not u.attrs.get("fp32") for u in g.users(name)):
             continue
         chain.add(name)
         found.append(n)
@@ -185,7 +187,8 @@ def guarded_denominators(g: Graph, observer, log: Callable[[str], None], int8_io
             den = n.inputs[1]
             root = g.node(den)                  # a / sqrt(v + eps): the root of a guarded value
             root = root if root.op == "elementwise" and root.attrs.get("fn") == "sqrt" \
-                and not root.attrs.get("fp32") and not root.attrs.get("act") else None
+                and (not root.attrs.get("fp32") or root.attrs.get("fp32_statistic")) \
+                and not root.attrs.get("act") else None
             guard = _guard(g, observer, root.inputs[0] if root is not None else den)
             if guard is None or not _near_zero(observer, den):
                 continue

@@ -21,16 +21,19 @@ on the hypot's value as it is and rounded to its int8 grid (calibrated
 over the samples); when the two differ by more than LIMIT steps of the
 chain output's int8 grid, the chain runs in fp32. A magnitude whose small
 values the log does not magnify (a log of hypot + 1 over [0, 2]) keeps the
-int8 table. A hypot of values a layer computed (re / im a conv's outputs)
-is left as it is: its operands' int8 grids lose the small magnitudes
-before the hypot, and a log in fp32 after it was no better (21 steps
-against 16 on the int8 table). --int8-io: nothing runs before the input's
+int8 table. The steps from the input may be layers by constant weights
+(re / im a linear's or a conv's outputs, 32 output steps on the int8
+chain), and the magnitude a power re ** 2 + im ** 2 (10 * log10 of it:
+118 steps), both run in fp32 too. A power of parts computed from other
+int8 values runs its squares onward in fp32 from the parts' int8 values
+(_squares_of_values); a hypot of such parts keeps its chain (their int8
+grids lose the small magnitudes before the hypot). --int8-io: nothing runs before the input's
 int8 grid, so nothing changes. A runtime whose kernels lack the log's
 keeps the int8 table, with a warning. Before calibration: the new steps
 are observed like the rest."""
 from __future__ import annotations
 
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Optional
 
 import numpy as np
 import torch
@@ -43,14 +46,33 @@ REASON = ("this {fn} of a magnitude computed in fp32 (hypot) would be {steps:.0f
           "magnitude's int8 grid (its small values read as 0), so it runs in fp32 and is quantized after it")
 
 
-def _magnitude(n: Node) -> bool:
-    return n.op == "binary_math" and n.attrs.get("fn") == "hypot"
+def _squared(g: Graph, n: Node) -> bool:
+    """x ** 2, torch.square(x), x * x of a computed x, read by one step."""
+    if len(g.users(n.name)) != 1 or n.attrs.get("fp32") or n.name in g.outputs:
+        return False
+    if n.op == "elementwise" and len(computed(g, n)) == 1:
+        fn = n.attrs.get("fn")
+        return fn == "square" or (fn == "pow" and float(n.attrs.get("exponent", 0.0)) == 2.0)
+    return n.op == "mul" and len(n.inputs) == 2 and n.inputs[0] == n.inputs[1] and g.node(n.inputs[0]).op != "constant"
+
+
+def _magnitude(n: Node, g: Optional[Graph] = None) -> bool:
+    """A hypot, or (with g) a power re ** 2 + im ** 2: an add of two squares read by it alone."""
+    if n.op == "binary_math" and n.attrs.get("fn") == "hypot":
+        return True
+    return g is not None and n.op == "add" and len(n.inputs) == 2 and not n.attrs.get("fp32") \
+        and not n.attrs.get("act") and all(_squared(g, g.node(i)) for i in n.inputs)
+
+
+def _layer(g: Graph, n: Node) -> bool:
+    """A convolution by a constant weight of one computed value (re / im from conv layers)."""
+    return n.op == "conv2d" and n.attrs.get("weight") is not None and len(computed(g, n)) == 1
 
 
 def _chain(g: Graph, c: Node):
     """(the hypot, lead steps in graph order, tail steps) of log c, else None."""
     lead, src = [], g.node(c.inputs[0])
-    while not _magnitude(src):
+    while not _magnitude(src, g):
         if not _lead(g, src) or src.attrs.get("fp32") or src.name in g.outputs or len(g.users(src.name)) != 1:
             return None
         lead.append(src)
@@ -75,7 +97,8 @@ def _upstream(g: Graph, src: Node) -> List[Node]:
             continue
         if n.attrs.get("fp32") or n.name in g.outputs \
                 or not (_lead(g, n) or (n.op in ("slice", "identity") and len(computed(g, n)) == 1) or _magnitude(n)
-                        or (n.op == "cat" and len(computed(g, n)) == len(n.inputs))):
+                        or (n.op == "cat" and len(computed(g, n)) == len(n.inputs)) or _squared(g, n)
+                        or _layer(g, n)):
             return []
         seen.add(n.name)
         stack.extend(computed(g, n))
@@ -85,6 +108,19 @@ def _upstream(g: Graph, src: Node) -> List[Node]:
     if len(inputs) != 1:
         return []
     return [n for n in g.nodes if n.name in seen]
+
+
+def _squares_of_values(g: Graph, src: Node) -> List[Node]:
+    """A power re ** 2 + im ** 2 whose parts do not all come from a program
+    input (re / im after a tanh, a pool): its two squares, which then read
+    the parts' int8 values, dequantized; [] for a hypot (already fp32 from
+    its int8 parts). On the power's int8 grid small powers read as 0 (a dB
+    of linear parts after a tanh 102-120 output steps, 29-37 so: what is
+    left is the parts' int8 grids, as a hypot of them, 24-41; the layers
+    in fp32 too measured no better, 18 -> 21 on one seed)."""
+    if _magnitude(src):
+        return []
+    return [g.node(i) for i in src.inputs]
 
 
 def _run(g: Graph, steps: List[Node], src: str, x: torch.Tensor) -> np.ndarray:
@@ -103,7 +139,7 @@ def magnitude_logs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = l
     for c in g.nodes:
         if c.op == "elementwise" and c.attrs.get("fn") in LOGS and not c.attrs.get("fp32") and c.inputs:
             chain = _chain(g, c)
-            up = [] if chain is None or int8_io else _upstream(g, chain[0])
+            up = [] if chain is None or int8_io else (_upstream(g, chain[0]) or _squares_of_values(g, chain[0]))
             if up:
                 found.append((c, chain, up))
     if not found or not calibration:
@@ -135,4 +171,5 @@ def magnitude_logs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = l
             log(f"warning: {origin(c)}: this {fn} of a magnitude is {lost:.0f} output steps off on the magnitude's "
                 f"int8 grid{lacks}")
             continue
+        lead = ([] if _magnitude(src) else [src]) + lead      # re ** 2 + im ** 2: its add too
         run_in_fp32(g, c, up + lead + tail, REASON.format(fn=fn, steps=lost), log, _fp32_form)

@@ -28,7 +28,7 @@ import torch
 from . import quant_math as qm
 from .ir import CELL_SUFFIX, permutation, Graph, Node, eval_node, evaluate
 from .capture_buffer_state import STATE, streamed
-from .capture_state_precision import replays
+from .capture_state_precision import layer_states, replays
 from .running_means import running_means_as_linear
 from .soft_argmax import soft_argmax_in_fp32
 from .capture_grid import theta_in_fp32
@@ -340,9 +340,14 @@ def calibrate(g: Graph, calibration: Iterable[Sequence[torch.Tensor]],
     # a written buffer's state streams through the samples as torch's calls would (capture_buffer_state)
     carried = {n.name: n for n in g.nodes if n.op == "state" and n.attrs.get(STATE)}
     written = {s: v for s, v in streamed(g).items() if s in carried}
+    replay = replays(g, written)
+    # a --stateful layer's state too: its program only runs streams (capture_state_precision)
+    layers = layer_states(g)
+    carried.update({s: g.node(s) for s in layers})
+    written.update(layers)
     initial = {k: n.attrs["init"] for k, n in carried.items()}
     try:
-        if replays(g, written):     # a ring buffer's windows of the samples' frames, full ones (capture_state_precision)
+        if replay:     # a ring buffer's windows of the samples' frames, full ones (capture_state_precision)
             calibration = list(calibration)
             _observe_samples(g, calibration, obs, nodes, None, carried, written)
         _observe_samples(g, calibration, obs, nodes, progress, carried, written)

@@ -308,10 +308,11 @@ RUNS = {
     # rewritten by ptec.capture_rewrites (measured worst steps in the comment)
     "x.max()/min()/mean()/sum()": (lambda x: torch.stack([x.max(), x.min(), x.mean(), x.sum() * 0.1]),
                                    S3, R, 1.0, "int8"),                                    # 0.94
-    "Tensor.var": (lambda x: x.var(-1), S3, R, 3.5, "int8"),                               # 3.02
-    "Tensor.std": (lambda x: x.std(1, keepdim=True), S3, R, 4.0, "int8"),                  # 3.35
+    # a variance / std whose int8 steps would cost over 2 output steps runs in fp32 (ptec.fp32_statistics)
+    "Tensor.var": (lambda x: x.var(-1), S3, R, 0.5, "fp32"),                               # int8 3.02 -> 0.00
+    "Tensor.std": (lambda x: x.std(1, keepdim=True), S3, R, 0.5, "fp32"),                  # int8 3.35 -> 0.00
     "torch.var/std(dims, unbiased=False)": (lambda x: torch.std(x, (0, 2), unbiased=False) + torch.var(x, 2)[0],
-                                            S3, R, 3.0, "int8"),                       # 2.50
+                                            S3, R, 1.5, "fp32"),                       # int8 2.50 -> 1.09 (the std int8)
     "torch.logsumexp": (lambda x: torch.logsumexp(x, -1), S3, R, 1.0, "int8"),             # 0.81
     "torch.cumsum(dim 1)": (lambda x: torch.cumsum(x, 1), S3, R, 1.0, "int8"),             # 0.90
     "torch.tril/triu": (lambda x: torch.tril(x) + torch.triu(x, 1) * 0.5, S3, R, 1.0, "int8"),   # 0.84
@@ -683,7 +684,7 @@ RUNS = {
     "Tensor.nansum/nanmean": (lambda x: torch.cat([x.nansum(1), torch.nanmean(x, 2), x.nansum()[None, None] * 0.2], 1),
                               S3, R, 1.5, "int8"),                                        # 1.13
     "torch.var_mean/std_mean": (lambda x: torch.cat([torch.var_mean(x, 2)[0], torch.var_mean(x, 2)[1],
-                                                     torch.std_mean(x, 1)[0]], 1), S3, R, 3.0, "int8"),   # 2.34
+                                                     torch.std_mean(x, 1)[0]], 1), S3, R, 1.0, "fp32"),   # int8 2.34 -> 0.68
     "torch.diff": (lambda x: torch.cat([torch.diff(x), torch.diff(x, 2, 1, prepend=x[:, :1], append=x[:, -1:] * 0.5)],
                                        2), S3, R, 1.5, "int8"),                                          # 1.18
     "Tensor.logcumsumexp": (lambda x: x.logcumsumexp(2), S3, R, 1.5, "int8"),             # 1.30
@@ -2539,7 +2540,10 @@ def test_rewrites_together(which, target, tmp_path):
     calibration = inputs(S3, -3.0, 3.0)
     res = compile_model(model, [calibration[0][0]], calibration,
                         target="cortex-m55" if target == "host" else target)
-    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    # Rewritten's var and std over 8 values run in fp32 (ptec.fp32_statistics: 2+ output steps on int8 grids),
+    # and the stack of their results stays fp32 after them; every other decomposition is int8
+    assert not [f for f in res.lowered.fallbacks if not f.startswith(("var (", "std (", "stack ("))], \
+        res.lowered.fallbacks
     if target == "host":
         assert worst_steps(model, res, calibration[:4], tmp_path) <= bound
     else:

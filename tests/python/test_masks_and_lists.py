@@ -160,17 +160,19 @@ def test_a_fill_above_the_threshold_is_a_value_not_a_mask(tmp_path):
 
 
 def test_a_masked_value_read_elsewhere_too(tmp_path):
-    """The softmax takes the mask; the other reader (a max) reads the masked value."""
+    """The softmax takes the mask; the other reader (a program output) reads
+    the masked value. (A max of it is refused since test_masked_where.py:
+    its int8 grid holding -1e4 made every kept value one code.)"""
     def fn(x):
         m = x.masked_fill(x < -1.5, -1e4)
-        return torch.cat([torch.softmax(m, -1), m.amax(-1, keepdim=True)], -1)
+        return torch.softmax(m, -1), m
     model = Call(fn).eval()
     res, calibration = compiled(model)
-    # the amax's grid holds -1e4: its own column is coarse, the probabilities are not
+    # the masked output's grid holds -1e4: it is coarse, the probabilities are not
     prog = parse_program(res.data)
     for (x,) in calibration[:2]:
-        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0][..., :8]
-        ref = model(x).numpy()[..., :8]
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        ref = model(x)[0].numpy()
         assert np.abs(got - ref).max() < 0.05
 
 

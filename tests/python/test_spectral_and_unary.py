@@ -268,11 +268,13 @@ def test_keyword_spotter_on_host_and_boards(target, tmp_path):
     calibration = inputs((1, 256), -1.0, 1.0)
     res = compile_model(model, [calibration[0][0]], calibration,
                         target="cortex-m55" if target == "host" else target)
-    # the stft magnitude's hypot in fp32, and the + 0.1 that reads it (the power spectrum is int8)
-    assert sorted(f.split(": ")[-1] for f in res.lowered.fallbacks) == ["aten::add.out", "aten::hypot.out"], \
-        res.lowered.fallbacks
+    # the stft magnitude's hypot in fp32, and the + 0.1 that reads it; the log power of the rfft in fp32 from
+    # the float input (ptec.magnitude_logs: a power re ** 2 + im ** 2; was int8, 2.77 output steps)
+    assert sorted(set(f.split(": ")[-1] for f in res.lowered.fallbacks)) == [
+        "aten::add.out", "aten::hypot.out", "aten::linear.out", "aten::log.out", "aten::mul.out",
+        "aten::permute_copy.out", "aten::slice_copy.Tensor_out", "aten::view_copy.out"], res.lowered.fallbacks
     if target == "host":
         worst = worst_steps(model, res, calibration[:4], tmp_path)
-        assert worst <= 3.0, worst                     # measured 2.77
+        assert worst <= 2.0, worst                     # measured 1.77 (2.77 with the power int8)
     else:
         board_matches_reference(res.data, inputs((1, 256), -1.0, 1.0, 1, seed=5)[0][0].numpy(), target, tmp_path)

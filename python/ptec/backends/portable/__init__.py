@@ -24,6 +24,9 @@ class PortableBackend(KernelBackend):
         if n.op == "embedding" and len(n.inputs) == 1:
             # rows of a constant fp32 table (capture_random's cauchy_) by int64 ids, kept as they are
             return lower_fp32_rows(n, ctx.get(n.inputs[0]), ctx.b, ctx.fallbacks)
+        if n.op == "embedding":
+            # rows of a float table the program holds (capture_nms_rows: boxes[idx] before nms) by int64 ids
+            return lower_fp32_rows(n, ctx.get(n.inputs[0]), ctx.b, ctx.fallbacks, ctx.f(n.inputs[1]))
         if n.op in ("frexp_mantissa", "frexp_exponent"):
             # torch.frexp's two elements share one call (capture_float_bits), made by the first lowered
             key = (n.inputs[0], "frexp")

@@ -754,11 +754,19 @@ def lower_frexp(x: Act, shape, b: ProgramBuilder) -> tuple:
     return mantissa, exponent
 
 
-def lower_fp32_rows(n: Node, ids: Act, b: ProgramBuilder, fallbacks: List[str]) -> Act:
-    """aten::embedding.out on a constant fp32 table (attrs weight) by int64
+def lower_fp32_rows(n: Node, ids: Act, b: ProgramBuilder, fallbacks: List[str], table: Optional[Act] = None) -> Act:
+    """aten::embedding.out on a constant fp32 table (attrs weight), or on
+    `table`, a float32 [rows, dim] value of the program, by int64 / int32
     ids: the rows as they are, every id checked by the kernel."""
-    out = new_act(b, ScalarType.FLOAT, n.shape)
-    b.call("aten::embedding.out", weight=b.constant(np.asarray(n.attrs["weight"], np.float32)), indices=ids.value,
+    if ids.dtype not in (ScalarType.LONG, ScalarType.INT):
+        from ...lower import LoweringError
+        raise LoweringError(f"{origin(n)}: its ids are not an int64 or int32 tensor")
+    if table is None:
+        weight = b.constant(np.asarray(n.attrs["weight"], np.float32))
+    else:
+        weight = _relayout(b, table, list(range(len(table.sizes)))).value
+    out = new_act(b, ScalarType.FLOAT, n.shape, dim_order=list(range(len(n.shape))))
+    b.call("aten::embedding.out", weight=weight, indices=ids.value,
            padding_idx=-1, scale_grad_by_freq=False, sparse=False, out=out.value)
     fallbacks.append(f"{origin(n)}: aten::embedding.out")
     return out
