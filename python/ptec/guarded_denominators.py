@@ -21,7 +21,20 @@ run in fp32 on their float32 kernels: eps is kept exactly, 0 / eps is 0,
 and the denominator is not rounded onto an int8 grid at all. The values
 reduced (z) stay int8, dequantized for the fp32 steps. Runs after
 calibration, before quantize; not with int8 inputs and outputs (no fp32
-steps there)."""
+steps there).
+
+F.normalize (p = 2 and the other p of capture_norms) of a layer's output
+(not of the program's input: within 1.5 steps in int8) runs so whatever
+its calibrated range (UNIT_REASON): its int8 form rounds the sum of squares of
+a row onto one grid over all rows and looks its 1 / sqrt up in a LUT, so
+a unit vector came out up to 5.7 output steps off after a Linear (7.7
+after a conv's global pool), and a cosine-similarity matrix
+F.normalize(a) @ F.normalize(b).T 15.5 (contrastive logits / 0.07: 9.8),
+where torch.cosine_similarity (fp32: capture_fp32_distances) was 2.5. A
+matmul whose two operands are both such fp32 unit vectors (through a
+transpose / reshape read by nothing else) runs in fp32 too (the dot
+products of unit vectors, in [-1, 1]; their int8 codes rounded each
+element of both)."""
 from __future__ import annotations
 
 from typing import Callable, List, Optional, Set, Tuple
@@ -33,6 +46,8 @@ from .quantize import affine_qparams
 
 REASON = ("an eps-guarded denominator that calibration saw at its guard (eps is below its int8 grid's "
           "step): the division and its denominator computed in fp32")
+UNIT_REASON = ("an L2 (p-norm) normalisation, F.normalize, computed in fp32 (int8 sums of squares and their "
+               "1 / sqrt LUT: up to 15 output steps on a cosine-similarity matrix)")
 # reciprocals a product reads: mul(z, rsqrt(d)), mul(z, reciprocal(d)), F.normalize's factor
 # 1 / max(||z||_p, eps) of the sum of |z|^p (inverse_norm: p = 2; lp_inverse_norm: capture_norms)
 _RECIPROCALS = ("rsqrt", "reciprocal", "inverse_norm", "lp_inverse_norm")
@@ -138,14 +153,14 @@ def _constant(g: Graph, observer, before: Node, name: str, value: float) -> str:
     return c.name
 
 
-def _mark(g: Graph, observer, n: Node) -> None:
-    n.attrs["fp32"] = REASON
+def _mark(g: Graph, observer, n: Node, reason: str = REASON) -> None:
+    n.attrs["fp32"] = reason
     if n.op == "elementwise" and n.attrs.get("fn") == "square":     # x * x: aten::mul.out
         n.op, n.inputs = "mul", [n.inputs[0], n.inputs[0]]
         n.attrs.pop("fn")
     elif n.op == "elementwise" and n.attrs.get("fn") == "abs_pow":  # |x| ** p: abs, then pow by a constant
         src = n.inputs[0]
-        a = Node(f"{n.name}__abs", "elementwise", [src], dict(fn="abs", fp32=REASON,
+        a = Node(f"{n.name}__abs", "elementwise", [src], dict(fn="abs", fp32=reason,
                                                               source=n.attrs.get("source", n.name)), list(n.shape or []))
         g.nodes.insert(g.nodes.index(n), a)
         if n.name in observer.lo:
@@ -160,10 +175,12 @@ def guarded_denominators(g: Graph, observer, log: Callable[[str], None], int8_io
     if int8_io:
         return
     # products first: z * (1 / (s + eps)) takes its c / d as the reciprocal it multiplies by
+    units: Set[str] = set()         # F.normalize products made fp32
     for n in [m for m in g.nodes if m.op == "mul"] + [m for m in g.nodes if m.op == "div"]:
         if n.op not in ("div", "mul") or len(n.inputs) != 2 or n.attrs.get("fp32"):
             continue
         steps: List[Node] = []
+        reason = REASON
         if n.op == "div":
             if _scalar(g, n.inputs[1]) is not None:
                 continue
@@ -185,7 +202,10 @@ def guarded_denominators(g: Graph, observer, log: Callable[[str], None], int8_io
             if rec.attrs.get("fn") in _NORM_FACTORS:
                 den = rec.inputs[0]
                 if not _near_zero(observer, den):
-                    continue
+                    z = [i for i in n.inputs if i != found[0][0]]
+                    if len(z) != 1 or _program_input(g, z[0]):
+                        continue                # of the program's input: its int8 form is within 1.5 steps
+                    reason = UNIT_REASON        # of a layer's output: fp32 (its int8 form: 5-15 steps)
                 steps = between + [rec]
             else:
                 den = rec.inputs[-1]                # rsqrt(d), reciprocal(d), c / d
@@ -205,13 +225,44 @@ def guarded_denominators(g: Graph, observer, log: Callable[[str], None], int8_io
                 break
             stats += more
         for s in [n] + steps + stats:
-            _mark(g, observer, s)
+            _mark(g, observer, s, reason)
         if last.op == "elementwise" and last.attrs.get("fn") in _NORM_FACTORS:
-            _norm_factor_in_float(g, observer, last)
-        log(f"{origin(n)}: {REASON}")
+            _norm_factor_in_float(g, observer, last, reason)
+            units.add(n.name)
+        log(f"{origin(n)}: {reason}")
+    _unit_products(g, units, log)
 
 
-def _norm_factor_in_float(g: Graph, observer, rec: Node) -> None:
+def _program_input(g: Graph, name: str) -> bool:
+    """name is a program input, seen through data moves."""
+    n = g.node(name)
+    while n.op in ("reshape", "permute", "slice", "cat") and len(set(n.inputs)) == 1:
+        n = g.node(n.inputs[0])
+    return n.op == "input"
+
+
+def _unit_products(g: Graph, units: Set[str], log: Callable[[str], None]) -> None:
+    """A matmul of two F.normalize outputs made fp32 above (each seen
+    through a transpose / reshape that only it reads): the matmul and those
+    moves in fp32 too (a cosine-similarity matrix)."""
+    for n in [m for m in g.nodes if m.op in ("matmul", "bmm") and len(m.inputs) == 2 and not m.attrs.get("fp32")]:
+        moves: List[Node] = []
+        ok = True
+        for i in n.inputs:
+            m = g.node(i)
+            while m.op in ("permute", "reshape") and len(m.inputs) == 1 and not m.attrs.get("fp32") \
+                    and len(g.users(m.name)) == 1 and m.name not in g.outputs:
+                moves.append(m)
+                m = g.node(m.inputs[0])
+            ok = ok and m.name in units
+        if not ok:
+            continue
+        for m in moves + [n]:
+            m.attrs["fp32"] = UNIT_REASON
+        log(f"{origin(n)}: {UNIT_REASON} (the matmul of two unit vectors)")
+
+
+def _norm_factor_in_float(g: Graph, observer, rec: Node, reason: str = REASON) -> None:
     """F.normalize's 1 / max(s ** (1 / p), eps) of a sum s >= 0 of |z| ** p
     as max(s, eps ** p) ** (-1 / p) on float32 kernels: a clamp, then
     rsqrt (p = 2), reciprocal (p = 1: also p = inf's maximum) or pow by a
@@ -220,7 +271,7 @@ def _norm_factor_in_float(g: Graph, observer, rec: Node) -> None:
     src = rec.inputs[0]
     lo = max(float(np.float32(eps ** p)), 1e-37)
     source = rec.attrs.get("source", rec.name)
-    floor = Node(f"{rec.name}_floor", "clamp", [src], dict(lo=lo, hi=None, fp32=REASON, source=source),
+    floor = Node(f"{rec.name}_floor", "clamp", [src], dict(lo=lo, hi=None, fp32=reason, source=source),
                  list(g.node(src).shape or rec.shape or []))
     g.nodes.insert(g.nodes.index(rec), floor)
     if src in observer.lo:
