@@ -1875,8 +1875,10 @@ def _traced(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: bool,
 
 @with_module_forms      # TorchScript refused; hooks, pruned / normalized weights (capture_module_forms)
 def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: str = "auto",
-            name: str = "model", stateful: bool = False, lstm_kernel: bool = True) -> Graph:
-    """stateful: nn.GRU / nn.LSTM keep their hidden (and cell) state from one
+            name: str = "model", stateful: bool = False, lstm_kernel: bool = True,
+            int8_io: bool = False) -> Graph:
+    """int8_io: the program's inputs arrive as int8 (capture_sign.exact_operands).
+    stateful: nn.GRU / nn.LSTM keep their hidden (and cell) state from one
     run to the next, in state nodes (torch.fx capture: the stand-ins), and
     ptec.nn.SVDF layers their activation state (attrs["stateful"]).
     lstm_kernel: nn.LSTM layers (fx capture) become one `lstm` node each
@@ -1917,7 +1919,8 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         before = tensors_of(model)      # a write fx runs while tracing leaves no node (capture_in_place)
         attributes = set(vars(model))
         try:
-            return mark_half_inputs(_finished(_fx_graph(model, example_inputs, stateful, lstm_kernel, before),
+            return mark_half_inputs(_finished(_fx_graph(model, example_inputs, stateful, lstm_kernel, before,
+                                                        int8_io=int8_io),
                                               example_inputs, name, model), originals, weights_note)
         except (CaptureError, UnsupportedOperator):
             # the forward writes its own tensors: they become state tensors,
@@ -1927,12 +1930,12 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
             if not written:
                 raise
         twin, states = copy_with_buffers(model, written)
-        g = _fx_graph(twin, example_inputs, stateful, lstm_kernel, tensors_of(twin), states)
+        g = _fx_graph(twin, example_inputs, stateful, lstm_kernel, tensors_of(twin), states, int8_io=int8_io)
     return mark_half_inputs(_finished(g, example_inputs, name, model, eager), originals, weights_note)
 
 
 def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: bool, before,
-              states=None) -> Graph:
+              states=None, int8_io: bool = False) -> Graph:
     """The model captured with torch.fx (before: capture_in_place.tensors_of
     the model; states: capture_buffer_state's written tensors)."""
     gm = _traced(model, example_inputs, stateful, lstm_kernel, states)
@@ -1991,7 +1994,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     note_skipped_checks(g, getattr(gm, "ptec_unchecked", ()))  # torch.distributions' checks (capture_distributions)
     kept_states(g)              # a written buffer's state: its note, or dropped when never read
     fp32_state_loops(g)         # a state computed from itself: fp32, no rounding carried (capture_state_precision)
-    exact_operands(g)           # a sign's compared operands from the float inputs in fp32 (capture_sign)
+    exact_operands(g, int8_io)  # a sign's compared operands from the float inputs in fp32 (capture_sign)
     float_rows_for_nms(g)       # nms(boxes[idx], scores[idx], t): the float rows picked (capture_nms_rows)
     if stateful:
         # An SVDF keeps its activation state in the kernel's own tensor,

@@ -43,9 +43,20 @@ inputs are copied, marked fp32 (the portable kernels: a few slices and
 views, or a short chain of layers), and the comparisons read the copies,
 torch's values up to fp32 rounding; the int8 steps stay for their other
 readers (or go, read by nothing). Bounded: at most MAX_STEPS computing
-steps and MAX_WEIGHTS weights for one sign (their fp32 copies cost flash
-and time), each step one with an fp32 kernel here; else the operands
-compare as the program holds them, as before.
+steps for one sign and MAX_WEIGHTS weights for the program (their fp32
+copies cost flash and time), each step one with an fp32 kernel here; else the operands
+compare as the program holds them, as before. The weight budget is the
+program's, shared by its signs in graph order (first come, first served:
+a sign whose chains would take it past MAX_WEIGHTS keeps its int8
+operands), so many signs cannot each copy 16 KB of fp32 weights.
+
+Under int8_io the program's inputs arrive as int8 codes: a sign whose
+operands are only selections or views of an input (`sign(x[:, :4])`)
+would compare the same codes in fp32 (the same answer, 5,208 -> 5,592 B
+of program for nothing), so it is left as it was. Operands computed by
+layers (`sign(fc1(x) - fc2(x))`) still gain: the copies read the int8
+input's value but skip each layer's output rounding (NearLayers under
+int8_io, seeds 0..2: 204 output steps -> 0.90 to 0.97).
 
 The sign of one computed value, `torch.sign(self.fc(x))` (the int8 table
 read its codes: a value within half its step of 0 gave 0 or flipped,
@@ -82,7 +93,7 @@ MOVE_OPS = {"reshape", "identity", "slice", "permute", "transpose", "expand", "s
 # IR steps with a portable fp32 kernel that an operand's chain may hold (one fp32 copy of each)
 COMPUTING_OPS = {"linear", "conv2d", "add", "sub", "mul", "div", "clamp", "sigmoid", "tanh", "cat", "mean"}
 MAX_STEPS = 8               # computing steps in one sign's operand chains
-MAX_WEIGHTS = 4096          # weights their layers hold (16 KB more of fp32 constants)
+MAX_WEIGHTS = 4096          # weights all the copied layers hold, per program (16 KB more of fp32 constants)
 
 
 def _reaches_dtype_view(fn: torch.fx.Node) -> bool:
@@ -213,10 +224,14 @@ def _chain(g, name: str):
     return [n for n in g.nodes if n.name in seen]
 
 
+def _weights(steps) -> int:
+    return sum(int(np.size(n.attrs["weight"])) for n in steps if n.attrs.get("weight") is not None)
+
+
 def _within_budget(steps) -> bool:
-    """At most MAX_STEPS computing steps holding at most MAX_WEIGHTS weights."""
-    weights = sum(int(np.size(n.attrs["weight"])) for n in steps if n.attrs.get("weight") is not None)
-    return sum(n.op not in MOVE_OPS for n in steps) <= MAX_STEPS and weights <= MAX_WEIGHTS
+    """At most MAX_STEPS computing steps holding at most MAX_WEIGHTS weights
+    (one chain's bound; exact_operands also counts the program's weights)."""
+    return sum(n.op not in MOVE_OPS for n in steps) <= MAX_STEPS and _weights(steps) <= MAX_WEIGHTS
 
 
 def _single_signs(g) -> None:
@@ -266,25 +281,32 @@ def _single_compares(g) -> None:
             n.attrs[OPERANDS] = True
 
 
-def exact_operands(g) -> None:
+def exact_operands(g, int8_io: bool = False) -> None:
     """The operands of a sign's comparisons (attrs OPERANDS) computed in
     fp32 from the program's float inputs (module doc): a copy of each one's
     steps (_chain) marked fp32, which the comparisons read; the int8 steps
     stay for their other readers and go when they have none. An operand
     whose chain is too long or has a step without an fp32 kernel is
-    compared as the program holds it, as before."""
+    compared as the program holds it, as before. The weights copied are
+    counted per program (module doc); under int8_io a sign of an input's
+    selections only is left as it was."""
     _single_signs(g)
     _single_compares(g)
     copies = {}                      # original step -> its fp32 copy
     originals = set()
+    spent = 0                        # weights copied so far, all signs (MAX_WEIGHTS is the program's)
     for c in [n for n in g.nodes if n.op == "compare" and n.attrs.get(OPERANDS)]:
         chains = [_chain(g, i) for i in c.inputs]
         if any(ch is None for ch in chains) or not any(chains):
             continue
         names = {s.name for ch in chains for s in ch}          # (a step both operands share once)
         steps = [n for n in g.nodes if n.name in names]
-        if not _within_budget(steps):
+        if int8_io and all(n.op in MOVE_OPS for n in steps):
+            continue                 # the int8 input's codes moved: nothing more exact to compare
+        new = _weights([n for n in steps if n.name not in copies])
+        if sum(n.op not in MOVE_OPS for n in steps) > MAX_STEPS or spent + new > MAX_WEIGHTS:
             continue
+        spent += new
         for step in steps:
             if step.name in copies:
                 continue

@@ -101,7 +101,7 @@ def _compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor
     (ptec.random_layers)."""
     t0 = time.time()
     graph = cap.capture(model, example_inputs, capture_method, name, stateful=stateful,
-                        lstm_kernel=not unrolled_lstm)
+                        lstm_kernel=not unrolled_lstm, int8_io=int8_io)
     if stateful:
         kept = sum({"state": 1, "svdf": 1, "lstm": 2}.get(n.op, 0) for n in graph.nodes if n.op == "state"
                    or n.attrs.get("stateful"))

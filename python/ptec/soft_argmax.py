@@ -13,8 +13,8 @@ the sum after it an fp32 linear, so what mattered was p's int8 grid.
 
 Here, when the softmax's values reach its readers only through steps
 that change them by constants (views, means and exact_sums' sums of ones,
-products by a constant, `p @ coords` or a linear of a constant of up to
-COORDS rows) and at least one of them weighs p by a grid that varies, all
+products by a constant grid, `p @ coords` or a bias-free linear of up to
+COORDS grid rows) and at least one of them weighs p by a grid that varies, all
 of those steps, the softmax, and its input's scale by one number (beta, or
 a division by a temperature: its only reader) are marked fp32: the
 expectation is computed from the logits in fp32 and quantized once onto
@@ -24,9 +24,21 @@ heatmap input: 1.42 to 18.29 output steps -> 0.0 to 0.50 over beta 1..20).
 Behind an int8 layer what is left is that layer's rounding, times beta in
 the logits.
 
+The constants must be a coordinate grid (_grid): a linear's rows (no
+bias, or a zero one), `p @ coords`' columns, a product's constant, each
+evenly spaced over p's positions, along the flattened heatmap (linspace,
+arange) or as a 2-D heatmap's x or y grid (linear along one axis, constant
+along the other). An ordinary classifier head on a softmax, nn.Linear(10,
+3) with a bias, is none: before this check it was taken (its 3 rows were
+<= COORDS) and its softmax and linear left the int8 kernels (and an
+Ethos-U delegate, 2 -> 1). `(softmax(h) * w).sum(-1)` with an arbitrary
+constant w is an expectation too, but of no grid: it stays int8 (5.6 to
+9.2 output steps from torch; fp32 gave 1.3 to 1.7, seeds 0..2), so that
+"soft-argmax" means what it says and no other head moves off its kernel.
+
 A softmax whose values (not a sum of them) are read by anything else
-(attention's p @ v, p returned) keeps its int8 kernel, and a program with
-no soft-argmax is byte for byte the program it was."""
+(attention's p @ v, p returned, a classifier head) keeps its int8 kernel,
+and a program with no soft-argmax is byte for byte the program it was."""
 from __future__ import annotations
 
 from typing import List, Optional
@@ -50,6 +62,28 @@ def _constant(g: Graph, name: str) -> Optional[np.ndarray]:
     return value if value.dtype.kind == "f" and np.isfinite(value).all() else None
 
 
+def _grid(v: np.ndarray) -> bool:
+    """v (one weight row, one coords column, a product's constant) is a
+    coordinate grid over p's positions: one number (a sum's scale), or an
+    evenly spaced grid, value = a + b * i + c * j over the positions'
+    (i, j) for some H x W = v.size (W = v.size: linspace / arange along the
+    flattened heatmap; else a 2-D heatmap's x grid, constant along i, or
+    its y grid, constant along j). A classifier head's rows are not."""
+    v = np.asarray(v, dtype=np.float64).reshape(-1)
+    span = float(np.ptp(v))
+    if span == 0:
+        return True
+    if v.size < 3:                      # two values are always "evenly spaced"
+        return False
+    tol = 1e-4 * span                   # fp32 linspace / meshgrid rounding is ~1e-7 of it
+    for h in [d for d in range(1, v.size + 1) if v.size % d == 0]:
+        m = v.reshape(h, v.size // h)
+        dj, di = np.diff(m, axis=1), np.diff(m, axis=0)
+        if (dj.size == 0 or np.ptp(dj) <= tol) and (di.size == 0 or np.ptp(di) <= tol):
+            return True
+    return False
+
+
 def _linear_step(g: Graph, n, region) -> bool:
     """n reads one value of the region and changes it by constants only: a
     move, a mean, a product by a constant, an exact_sums linear."""
@@ -61,13 +95,18 @@ def _linear_step(g: Graph, n, region) -> bool:
     if n.op == "mean":
         return set(n.attrs) <= {"dim", "keepdim", "source"}
     if n.op == "linear":                # a sum, or a few weighted sums (p's x, y by a weight of 2 rows)
-        w = n.attrs.get("weight")
-        return bool(n.attrs.get("exact_sum")) or (isinstance(w, np.ndarray) and w.ndim == 2
-                                                  and w.shape[0] <= COORDS and n.inputs[0] in region)
+        w, b = n.attrs.get("weight"), n.attrs.get("bias")
+        return bool(n.attrs.get("exact_sum")) or (
+            isinstance(w, np.ndarray) and w.ndim == 2 and w.shape[0] <= COORDS and n.inputs[0] in region
+            and (b is None or not np.any(np.asarray(b))) and all(_grid(row) for row in w))
     if n.op == "matmul":                # p @ coords, coords a constant [n, k] of a few columns
         c = _constant(g, n.inputs[1]) if len(n.inputs) == 2 and n.inputs[0] in region else None
-        return c is not None and c.ndim == 2 and c.shape[1] <= COORDS
-    return n.op == "mul" and len(n.inputs) == 2 and all(i in region or _constant(g, i) is not None for i in n.inputs)
+        return c is not None and c.ndim == 2 and c.shape[1] <= COORDS and all(_grid(col) for col in c.T)
+    if n.op != "mul" or len(n.inputs) != 2 or not all(i in region or _constant(g, i) is not None for i in n.inputs):
+        return False
+    c = _constant(g, [i for i in n.inputs if i not in region][0])
+    c = c.reshape([k for k in c.shape if k != 1]) if c.size > 1 else c.reshape(1)
+    return c.size == 1 or all(_grid(row) for row in c.reshape(-1, int(np.prod(c.shape[-2:]))))
 
 
 def _expectation(g: Graph, sm) -> Optional[List[str]]:
@@ -87,7 +126,7 @@ def _expectation(g: Graph, sm) -> Optional[List[str]]:
             c = _constant(g, [i for i in n.inputs if i not in region][0])
             grid = grid or (c.size > 1 and np.ptp(c) > 0)
         elif n.op == "linear" and not n.attrs.get("exact_sum"):
-            grid = True
+            grid = grid or bool(np.ptp(n.attrs["weight"], axis=1).max() > 0)
     if not grid or any(k in g.outputs and not summed for k, summed in region.items()):
         return None
     return [k for k in region if k != sm.name]

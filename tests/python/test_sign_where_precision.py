@@ -314,3 +314,80 @@ def test_the_sign_of_a_layer_past_the_budget_stays_int8():
     res = compile_model(SignOfBigLayer().eval(), list(feeds[0]), feeds)
     assert not any(n.attrs.get("fp32") for n in res.graph.nodes)
     assert any(n.op == "elementwise" and n.attrs.get("fn") == "sign" and n.inputs == ["fc"] for n in res.graph.nodes)
+
+
+# -- under int8_io, and the weight budget per program ---------------------------------
+
+class SliceSignTimes(nn.Module):
+    def forward(self, x):
+        return torch.sign(x[:, :4]) * x[:, 4:8]
+
+
+def test_an_int8_input_slice_sign_is_not_copied():
+    """Under int8_io the input is int8 codes already: an fp32 copy of its
+    slice compares the same codes (same output bytes), only the program
+    grew (5,208 -> 5,592 B before the fix). The oracle: the same model with
+    the copies turned off (capture_sign.MAX_STEPS = -1)."""
+    from ptec import capture_sign
+    torch.manual_seed(0)
+    feeds = [(torch.randn(2, 8),) for _ in range(8)]
+    res = compile_model(SliceSignTimes().eval(), list(feeds[0]), feeds, int8_io=True)
+    assert not any(n.attrs.get("fp32") for n in res.graph.nodes)
+    saved = capture_sign.MAX_STEPS
+    try:
+        capture_sign.MAX_STEPS = -1
+        plain = compile_model(SliceSignTimes().eval(), list(feeds[0]), feeds, int8_io=True)
+    finally:
+        capture_sign.MAX_STEPS = saved
+    assert res.data == plain.data
+
+
+# measured under int8_io, seeds 0..2: NearLayers 204.1 (operands int8) -> 0.90 to 0.97 (fp32 copies);
+# NearChains 246.1 to 252.5 -> 0.49 to 0.75: the copies skip each layer's rounding, so they are kept
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("cls", [NearLayers, NearChains])
+def test_near_layer_outputs_under_int8_io_still_copied(cls, seed):
+    feeds = _fresh(72, seed)
+    model = cls(seed=seed).eval()
+    res = compile_model(model, list(feeds[0]), feeds[:64], int8_io=True)
+    prog = parse_program(res.data)
+    out = res.graph.node(res.graph.outputs[0])
+    step, zero = out.qparams[0], out.qparams[1]
+    io = res.lowered.inputs[0]
+    worst = 0.0
+    for (x,) in feeds[64:]:
+        q = np.clip(np.round(x.numpy() / io.scale) + io.zero_point, -128, 127).astype(np.int8)
+        got = (host_runtime.run(prog, res.data, [q])[0].astype(np.float32) - zero) * step
+        with torch.no_grad():
+            want = model(x).numpy()
+        worst = max(worst, float(np.abs(got - want).max()) / step)
+    assert worst <= 1.5, f"{worst:.2f} output steps from torch"
+
+
+class TwoSignPairs(nn.Module):
+    """Two signs of near layers, 2 x 1,320 weights each: each within
+    MAX_WEIGHTS alone, 5,280 together."""
+
+    def __init__(self):
+        super().__init__()
+        self.a1, self.a2, self.b1, self.b2 = (nn.Linear(32, 40) for _ in range(4))
+
+    def forward(self, x):
+        return torch.sign(self.a1(x) - self.a2(x)) + torch.sign(self.b1(x) - self.b2(x))
+
+
+def test_the_weight_budget_is_the_programs():
+    """MAX_WEIGHTS is shared by a program's signs, first come first served:
+    the first pair is copied in fp32, the second compared as int8 (before
+    the fix both were copied: 5,120 fp32 weights)."""
+    from ptec.capture_sign import MAX_WEIGHTS
+    torch.manual_seed(0)
+    feeds = [(torch.randn(2, 32),) for _ in range(4)]
+    res = compile_model(TwoSignPairs().eval(), list(feeds[0]), feeds)
+    g = res.graph
+    copied = sum(int(np.size(n.attrs["weight"])) for n in g.nodes
+                 if n.attrs.get("fp32") and n.attrs.get("weight") is not None)
+    assert 0 < copied <= MAX_WEIGHTS
+    int8_compares = [n for n in g.nodes if n.op == "compare" and not any(g.node(i).attrs.get("fp32")
+                                                                         for i in n.inputs)]
+    assert len(int8_compares) == 2      # the second sign's two comparisons

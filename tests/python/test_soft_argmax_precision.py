@@ -157,6 +157,95 @@ def test_other_softmaxes_keep_their_int8_kernel(cls):
     assert not [n.name for n in res.graph.nodes if n.attrs.get("fp32")]
 
 
+class ClassifierHead(nn.Module):
+    """An ordinary classifier head on a softmax: a Linear of 3 rows (<=
+    soft_argmax.COORDS), with a bias, whose weights are no grid."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.a = nn.Linear(8, 10)
+        self.b = nn.Linear(10, 3)
+
+    def forward(self, x):
+        return self.b(F.softmax(self.a(x), -1))
+
+
+class RandomExpectation(nn.Module):
+    """(softmax(h) * w).sum(-1), w an arbitrary constant: an expectation,
+    but of no coordinate grid; left as it was (module doc)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.a = nn.Linear(8, 10)
+        self.register_buffer("w", torch.randn(10))
+
+    def forward(self, x):
+        return (F.softmax(self.a(x), -1) * self.w).sum(-1)
+
+
+def _without_the_pass(compile_it):
+    """compile_it() with ptec.soft_argmax's pass turned off (the oracle:
+    the program as it was before the pass existed)."""
+    from ptec import quantize
+    saved = quantize.soft_argmax_in_fp32
+    quantize.soft_argmax_in_fp32 = lambda g: []
+    try:
+        return compile_it()
+    finally:
+        quantize.soft_argmax_in_fp32 = saved
+
+
+@pytest.mark.parametrize("cls", [ClassifierHead, RandomExpectation])
+def test_a_softmax_read_by_no_grid_is_the_program_it_was(cls):
+    """Before the grid check any Linear of <= 4 rows counted as coordinates:
+    the head's softmax and linear went fp32 (cortex_m::softmax +
+    quantized_linear -> aten::_softmax + aten::linear, 3,672 -> 3,160 B)."""
+    feeds = _feeds((2, 8), 8, 1)
+    res = compile_model(cls().eval(), feeds[0], feeds)
+    plain = _without_the_pass(lambda: compile_model(cls().eval(), feeds[0], feeds))
+    assert not [n.name for n in res.graph.nodes if n.attrs.get("fp32")]
+    assert res.data == plain.data
+
+
+def test_a_classifier_head_stays_on_the_npu():
+    """On Ethos-U55-128 with int8 io the head's linear stayed on the NPU
+    only without the pass's over-reach (2 delegates; 1 before the fix)."""
+    from ptec.backends.cortex_m import CortexMBackend
+    from ptec.backends.ethos_u.backend import EthosUBackend
+    from ptec.backends.portable import PortableBackend
+    feeds = _feeds((2, 8), 8, 1)
+
+    def compiled():
+        return compile_model(ClassifierHead().eval(), feeds[0], feeds, int8_io=True,
+                             backends=[EthosUBackend("ethos-u55-128"), CortexMBackend(), PortableBackend()])
+    res, plain = compiled(), _without_the_pass(compiled)
+    assert len(res.lowered.delegates) == len(plain.lowered.delegates) == 2
+    assert res.data == plain.data
+
+
+class GridLinear(nn.Module):
+    """The x and y grids of a 4 x 5 heatmap as a bias-free nn.Linear's two rows."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 20)
+        self.b = nn.Linear(20, 2, bias=False)
+        gy, gx = torch.meshgrid(torch.linspace(-1, 1, 4), torch.linspace(-1, 1, 5), indexing="ij")
+        with torch.no_grad():
+            self.b.weight.copy_(torch.stack([gx.reshape(-1), gy.reshape(-1)]))
+
+    def forward(self, x):
+        return self.b(F.softmax(4.0 * self.a(x), -1))
+
+
+def test_a_linear_of_grid_rows_is_still_taken():
+    feeds = _feeds((2, 8), 8, 1)
+    res = compile_model(GridLinear().eval(), feeds[0], feeds)
+    assert {"softmax", "b"} <= {n.name for n in res.graph.nodes if n.attrs.get("fp32")}
+
+
 class Stn(nn.Module):
     """A spatial transformer: theta from a linear of the input (near the identity), affine_grid
     of the input's size, grid_sample."""
