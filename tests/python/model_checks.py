@@ -44,6 +44,23 @@ class Conv(torch.nn.Module):
         return self.fn(self.conv(x))
 
 
+def worst_steps_compiled(model, calib, feeds):
+    """Compile `model` calibrated on `calib` (its first feed the example), run
+    each of `feeds` on the host runtime: the worst |ptec - torch float| of the
+    first output, in its output steps, and the compile's result."""
+    from ptec.compiler import compile_model
+    res = compile_model(model, list(calib[0]), calib)
+    prog = parse_program(res.data)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    worst = 0.0
+    for ins in feeds:
+        got = host_runtime.run(prog, res.data, [t.numpy() for t in ins])[0]
+        with torch.no_grad():
+            want = model(*ins).numpy()
+        worst = max(worst, float(np.abs(got - want).max()) / step)
+    return worst, res
+
+
 def run_feed(res, feed, tmp_path):
     """ptec-run's outputs of compiled program `res` on tensors `feed`."""
     return host_runtime.run(parse_program(res.data), res.data, [t.numpy() for t in feed], workdir=str(tmp_path))

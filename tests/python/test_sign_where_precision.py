@@ -24,20 +24,12 @@ from ptec import host_runtime
 from ptec.compiler import compile_model
 from ptec.interpreter import Session
 from ptec.pte import parse_program
+from model_checks import worst_steps_compiled
 
 
 def _worst(model, calib, fresh):
     """Worst |ptec - torch| over the fresh feeds, in output steps."""
-    res = compile_model(model, list(calib[0]), calib)
-    prog = parse_program(res.data)
-    step = res.graph.node(res.graph.outputs[0]).qparams[0]
-    worst = 0.0
-    for ins in fresh:
-        got = host_runtime.run(prog, res.data, [t.numpy() for t in ins])[0]
-        with torch.no_grad():
-            want = model(*ins).numpy()
-        worst = max(worst, float(np.abs(got - want).max()) / step)
-    return worst, res
+    return worst_steps_compiled(model, calib, fresh)
 
 
 # -- the sign of a selection of a float input --------------------------------------

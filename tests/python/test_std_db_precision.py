@@ -19,6 +19,8 @@ from ptec import host_runtime
 from ptec.compiler import compile_model
 from ptec.pte import parse_program
 
+from test_narrow_grids import _AE
+
 
 def _feeds(shape, n=24, seed=1, scale=1.0, shift=0.0):
     g = torch.Generator().manual_seed(seed)
@@ -77,18 +79,7 @@ def test_short_and_rolling_std_follow_torch(name, tmp_path):
         assert worst <= 0.5, f"{name} seed {seed} x{scale} +{shift}: {worst:.2f} output steps"
 
 
-class AE(nn.Module):
-    """An anomaly score: the reconstruction error of a small autoencoder."""
-
-    def __init__(self, reduce):
-        super().__init__()
-        torch.manual_seed(0)
-        self.enc = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 8), nn.ReLU())
-        self.dec = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 64))
-        self.reduce = reduce
-
-    def forward(self, x):
-        return self.reduce(x - self.dec(self.enc(x)))
+AE = _AE      # an anomaly score: the reconstruction error of a small autoencoder
 
 
 SCORES = {

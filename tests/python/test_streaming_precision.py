@@ -21,6 +21,7 @@ from ptec import host_runtime
 from ptec.compiler import compile_model
 from ptec.interpreter import Session
 from ptec.pte import parse_program
+from model_checks import worst_steps_compiled
 
 from test_buffer_state import Ring       # slice writes: a constant 0/1 scatter (matmul), a where on a mask
 from test_buffer_state import Reassigned as CatRing     # a cat of the buffer's tail and x
@@ -203,16 +204,7 @@ def _straddling(n, shape, seed, spread=1e-3):
 
 
 def _worst(model, pairs):
-    res = compile_model(model, list(pairs[0]), pairs)
-    prog = parse_program(res.data)
-    step = res.graph.node(res.graph.outputs[0]).qparams[0]
-    worst = 0.0
-    for ins in pairs:
-        got = host_runtime.run(prog, res.data, [t.numpy() for t in ins])[0]
-        with torch.no_grad():
-            want = model(*ins).numpy()
-        worst = max(worst, float(np.abs(got - want).max()) / step)
-    return worst, res
+    return worst_steps_compiled(model, pairs, pairs)
 
 
 # before: 155, 195 output steps (the int8 difference's grid rounded +-1e-3 to 0)
