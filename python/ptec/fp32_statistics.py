@@ -40,6 +40,7 @@ import numpy as np
 import torch
 
 from .fp32_input_chains import LIMIT, on_int8_grid, steps_lost
+from .input_compression import identity_as_reshape, square_as_mul
 from .ir import Graph, Node, eval_node, origin
 
 REASON = ("a second-moment statistic (a sum of squares, its root) that would be {steps:.1f} output steps off "
@@ -152,12 +153,9 @@ def _run(g: Graph, steps: List[Node], env: Dict[str, torch.Tensor], grids=None) 
 def _fp32_form(g: Graph, n: Node) -> None:
     """A step in a form with a float32 kernel: a square as x * x, an identity as a reshape."""
     if n.op == "elementwise" and _square(g, n):
-        n.op, n.inputs = "mul", [n.inputs[0], n.inputs[0]]
-        n.attrs.pop("fn", None)
-        n.attrs.pop("exponent", None)
+        square_as_mul(n)
     elif n.op == "identity":
-        n.op = "reshape"
-        n.attrs["shape"] = list(n.shape)
+        identity_as_reshape(n)
 
 
 def statistics_in_fp32(g: Graph, calibration, log: Callable[[str], None] = lambda s: None,

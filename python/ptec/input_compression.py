@@ -170,12 +170,22 @@ def _fp32_form(g: Graph, n: Node) -> None:
     if not _spectral(g, n):
         return
     if n.op == "elementwise":
-        n.op, n.inputs = "mul", [n.inputs[0], n.inputs[0]]
-        n.attrs.pop("fn", None)
-        n.attrs.pop("exponent", None)
+        square_as_mul(n)
     elif n.op == "identity":
-        n.op = "reshape"
-        n.attrs["shape"] = list(n.shape)
+        identity_as_reshape(n)
+
+
+def square_as_mul(n: Node) -> None:
+    """An elementwise square (fn square, or pow by 2) as x * x: aten::mul.out."""
+    n.op, n.inputs = "mul", [n.inputs[0], n.inputs[0]]
+    n.attrs.pop("fn", None)
+    n.attrs.pop("exponent", None)
+
+
+def identity_as_reshape(n: Node) -> None:
+    """An identity as a reshape to its own shape (a float32 kernel's form)."""
+    n.op = "reshape"
+    n.attrs["shape"] = list(n.shape)
 
 
 def _as_numpy(t) -> np.ndarray:
