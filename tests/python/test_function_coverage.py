@@ -313,7 +313,7 @@ RUNS = {
     "Tensor.std": (lambda x: x.std(1, keepdim=True), S3, R, 0.5, "fp32"),                  # int8 3.35 -> 0.00
     "torch.var/std(dims, unbiased=False)": (lambda x: torch.std(x, (0, 2), unbiased=False) + torch.var(x, 2)[0],
                                             S3, R, 1.5, "fp32"),                       # int8 2.50 -> 1.09 (the std int8)
-    "torch.logsumexp": (lambda x: torch.logsumexp(x, -1), S3, R, 1.0, "int8"),             # 0.81
+    "torch.logsumexp": (lambda x: torch.logsumexp(x, -1), S3, R, 1.0, "fp32"),  # add: ptec.fp32_residuals             # 0.81
     "torch.cumsum(dim 1)": (lambda x: torch.cumsum(x, 1), S3, R, 1.0, "int8"),             # 0.90
     "torch.tril/triu": (lambda x: torch.tril(x) + torch.triu(x, 1) * 0.5, S3, R, 1.0, "int8"),   # 0.84
     "Tensor.masked_fill(constant mask)": (lambda x: x.masked_fill(torch.arange(8) > 4, 0.0)
@@ -1323,7 +1323,7 @@ RUNS = {
         x, x.roll(1, -1), x.flip(-1), reduction="none"), S3, R, 2.5, "int8"),                                    # 2.24
     "F.margin_ranking_loss/soft_margin_loss": (
         lambda x: F.margin_ranking_loss(x, x.flip(-1), torch.sign(x.roll(1, -1)), reduction="none")
-        + F.soft_margin_loss(x, torch.sign(x.roll(2, -1)), reduction="none"), S3, R, 2.5, "int8"),               # 2.00
+        + F.soft_margin_loss(x, torch.sign(x.roll(2, -1)), reduction="none"), S3, R, 2.5, "fp32"),  # sign: fp32 operands               # 2.00
     "F.cosine_embedding_loss": (lambda x: F.cosine_embedding_loss(x[0], x[0].flip(-1), torch.tensor([1, -1, -1, 1]),
                                                                   reduction="none"), S3, R, 3.5, "int8"),        # 3.20
     # an always-0 value (a constant all-False mask): a unit grid, not one whose ratios ptec-run rejects
@@ -1333,7 +1333,7 @@ RUNS = {
     "F.hinge_embedding_loss(x, ones)": (lambda x: F.hinge_embedding_loss(x, torch.ones(1, 4, 8)), S3, R, 0.9,
                                         "int8"),  # 0.85 of its mean's own grid, 11x finer (0.45 on x's: 0.0105 -> 0.0018)
     "F.hinge_embedding_loss": (lambda x: F.hinge_embedding_loss(x, torch.sign(x.flip(-1)), reduction="none"), S3, R,
-                               1.5, "int8"),                                                                     # 1.19
+                               1.5, "fp32"),   # the sign of an input's view on fp32 operands (ptec.capture_sign)                                                                     # 1.19
     "F.multilabel_soft_margin_loss": (
         lambda x: F.multilabel_soft_margin_loss(x, (x.flip(-1) > 0).float(), reduction="none"), S3, R, 1.5,
         "int8"),                                                                                                 # 1.11
@@ -2013,7 +2013,7 @@ RUNS["torchvision.ops.deform_conv2d(x, offsets from x, weight computed from x)"]
                                       .reshape(2, 3, 1, 1)), S4, R, 3.0, "fp32")                # 2.33
 RUNS["Tensor.index_put((argmax, argmax), v, accumulate=True)"] = (
     lambda x: x[0].index_put((x[0, :, :4].argmax(1), x[0, :, 4:].argmax(1) * 2), x[0, :, 0] * 0.5,
-                             accumulate=True), S3, R, 1.25, "int8")                                  # 0.91
+                             accumulate=True), S3, R, 1.25, "fp32")   # 0.91; its add read only by fp32 steps (ptec.fp32_residuals)
 
 
 def _out_read_after(x):             # out= into a tensor made for it, read afterwards (capture_out_arguments)
@@ -2567,7 +2567,8 @@ def test_decompositions_together(target, tmp_path):
     calibration = inputs(S3, -3.0, 3.0)
     res = compile_model(model, [calibration[0][0]], calibration,
                         target="cortex-m55" if target == "host" else target)
-    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    # every decomposition int8 but F.normalize of a computed value (a unit vector in fp32, ptec.fp32_residuals)
+    assert not [f for f in res.lowered.fallbacks if not f.startswith("normalize (")], res.lowered.fallbacks
     if target == "host":
         assert worst_steps(model, res, calibration[:4], tmp_path) <= 2.5     # measured 1.9
     else:
