@@ -61,6 +61,28 @@ def worst_steps_compiled(model, calib, feeds):
     return worst, res
 
 
+def stream_worst_steps(model, cal, xs, checked=8):
+    """Compile a copy of `model` calibrated on `cal`, run `xs` as one stream
+    on the host runtime (states carried), check its first `checked` outputs
+    against the Python reference, and measure every output against a twin of
+    the torch model stepped through the same inputs: the worst error in output
+    steps, and the compile's result."""
+    import copy
+    from ptec.compiler import compile_model
+    res = compile_model(copy.deepcopy(model), [cal[0]], [(x,) for x in cal])
+    prog = parse_program(res.data)
+    got = [o[0] for o in host_runtime.run_stream(prog, res.data, [[x.numpy()] for x in xs])]
+    session = Session(prog)
+    for x, o in zip(xs[:checked], got):
+        # (fp32 exp / sin: the reference's numpy and the runtime's libm may differ in the last ulp)
+        assert np.allclose(session.run([x.numpy()])[0], o, rtol=1e-6, atol=1e-6)
+    twin = copy.deepcopy(model)
+    with torch.no_grad():
+        want = [twin(x).numpy() for x in xs]
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    return max(float(np.abs(o - w).max()) for o, w in zip(got, want)) / step, res
+
+
 def run_feed(res, feed, tmp_path):
     """ptec-run's outputs of compiled program `res` on tensors `feed`."""
     return host_runtime.run(parse_program(res.data), res.data, [t.numpy() for t in feed], workdir=str(tmp_path))

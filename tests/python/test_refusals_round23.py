@@ -18,6 +18,8 @@ from ptec import host_runtime
 from ptec.compiler import compile_model
 from ptec.pte import parse_program
 
+from test_refusals_round22b import _clustered     # boxes in three clusters, scores with ties
+
 
 def _run(res, feed):
     return host_runtime.run(parse_program(res.data), res.data, [t.numpy() for t in feed])
@@ -104,15 +106,6 @@ class ChangedFilter(nn.Module):
         if self.form == "sigmoid(scores)":
             return tv.nms(b, torch.sigmoid(s), 0.5)
         return tv.nms(b * s.unsqueeze(1), s - 0.25, 0.3)       # boxes scaled by their own scores
-
-
-def _clustered(g, k=12):
-    """Boxes in three clusters (overlaps above and below the thresholds), scores with ties."""
-    centre = torch.tensor([[2.0, 2.0], [2.5, 2.2], [8.0, 8.0]])[torch.randint(0, 3, (k,), generator=g)]
-    xy = centre + torch.rand(k, 2, generator=g) * 1.5
-    wh = torch.rand(k, 2, generator=g) * 3 + 1
-    scores = torch.round(torch.rand(k, generator=g) * 8) / 8
-    return [torch.cat([xy, xy + wh], 1), scores]
 
 
 @pytest.mark.parametrize("form", ["scores * 2", "boxes * 2", "boxes + offset", "sigmoid(scores)", "scaled boxes"])

@@ -13,7 +13,6 @@ inputs and measured on fresh ones:
   (`self.s = torch.where(x > 0, self.s * 0.95 + 0.05 * x, self.s)`, a state
   in both branches): the loop runs in fp32 as the where-free ones do
   (capture_state_precision), streamed over 32 executes."""
-import copy
 
 import numpy as np
 import pytest
@@ -22,9 +21,8 @@ import torch.nn as nn
 
 from ptec import host_runtime
 from ptec.compiler import compile_model
-from ptec.interpreter import Session
 from ptec.pte import parse_program
-from model_checks import worst_steps_compiled
+from model_checks import stream_worst_steps, worst_steps_compiled
 
 
 def _worst(model, calib, fresh):
@@ -180,17 +178,7 @@ def _stream_steps(model, calib, executes, seed):
     g = torch.Generator().manual_seed(seed)
     cal = [2 * torch.rand(1, 8, generator=g) - 1 for _ in range(calib)]
     xs = [2 * torch.rand(1, 8, generator=g) - 1 for _ in range(executes)]
-    res = compile_model(copy.deepcopy(model), [cal[0]], [(x,) for x in cal])
-    prog = parse_program(res.data)
-    got = [o[0] for o in host_runtime.run_stream(prog, res.data, [[x.numpy()] for x in xs])]
-    session = Session(prog)
-    for x, o in zip(xs[:6], got):
-        assert np.allclose(session.run([x.numpy()])[0], o, rtol=1e-6, atol=1e-6)
-    twin = copy.deepcopy(model)
-    with torch.no_grad():
-        want = [twin(x).numpy() for x in xs]
-    step = res.graph.node(res.graph.outputs[0]).qparams[0]
-    return max(float(np.abs(o - w).max()) for o, w in zip(got, want)) / step, res
+    return stream_worst_steps(model, cal, xs, checked=6)
 
 
 # measured before -> after (a stream of 128 calibration executes, a fresh one of 32), seeds 0..3:

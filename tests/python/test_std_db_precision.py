@@ -10,40 +10,16 @@ and input ranges, on inputs whose outputs vary.
 3. A dB of a magnitude or a power of parts from conv / linear layers
    (ptec.magnitude_logs: from the float input in fp32).
 Before -> after (worst over the seeds below) in the comments."""
-import numpy as np
 import pytest
 import torch
 import torch.nn as nn
 
-from ptec import host_runtime
-from ptec.compiler import compile_model
-from ptec.pte import parse_program
-
-from test_narrow_grids import _AE
+from test_narrow_grids import _AE, _worst_steps
 
 
 def _feeds(shape, n=24, seed=1, scale=1.0, shift=0.0):
     g = torch.Generator().manual_seed(seed)
     return [[torch.randn(*shape, generator=g) * scale + shift] for _ in range(n)]
-
-
-def _worst_steps(model, feeds, tmp_path):
-    """Worst |ptec - torch| over the feeds in output steps; the compile result."""
-    model = model.eval()
-    with torch.no_grad():
-        wants = [model(*f).double().numpy() for f in feeds]
-    allw = np.concatenate([w.ravel() for w in wants])
-    assert np.unique(allw.round(5)).size > 64, "outputs must vary"
-    step = float(np.ptp(allw)) / 255
-    res = compile_model(model, feeds[0], feeds)
-    prog = parse_program(res.data)
-    worst = 0.0
-    for f, want in zip(feeds, wants):
-        got = np.asarray(host_runtime.run(prog, res.data, [t.numpy() for t in f], workdir=str(tmp_path))[0],
-                         np.float64)
-        assert got.shape == want.shape
-        worst = max(worst, float(np.abs(got - want).max()) / step)
-    return worst, res
 
 
 class Fn(nn.Module):

@@ -19,9 +19,8 @@ import torch.nn as nn
 
 from ptec import host_runtime
 from ptec.compiler import compile_model
-from ptec.interpreter import Session
 from ptec.pte import parse_program
-from model_checks import worst_steps_compiled
+from model_checks import stream_worst_steps, worst_steps_compiled
 
 from test_buffer_state import Ring       # slice writes: a constant 0/1 scatter (matmul), a where on a mask
 from test_buffer_state import Reassigned as CatRing     # a cat of the buffer's tail and x
@@ -98,18 +97,7 @@ def _stream(model, shape, calib, executes, seed):
     g = torch.Generator().manual_seed(seed)
     cal = [torch.randn(*shape, generator=g) for _ in range(calib)]
     xs = [cal[k % calib] for k in range(executes)]
-    res = compile_model(model, [cal[0]], [(x,) for x in cal])
-    prog = parse_program(res.data)
-    got = [o[0] for o in host_runtime.run_stream(prog, res.data, [[x.numpy()] for x in xs])]
-    session = Session(prog)
-    for x, o in zip(xs[:8], got):
-        # (fp32 exp / sin: the reference's numpy and the runtime's libm may differ in the last ulp)
-        assert np.allclose(session.run([x.numpy()])[0], o, rtol=1e-6, atol=1e-6)
-    twin = copy.deepcopy(model)
-    with torch.no_grad():
-        want = [twin(x).numpy() for x in xs]
-    step = res.graph.node(res.graph.outputs[0]).qparams[0]
-    return max(float(np.abs(o - w).max()) for o, w in zip(got, want)) / step, res
+    return stream_worst_steps(model, cal, xs, checked=8)
 
 
 # measured before -> after (30 executes, the calibration's 30 inputs): 1.72 to 3.20 -> 1.06 to 2.91
