@@ -5,10 +5,11 @@ value (a program output, `x * torch.equal(a, b)`, `torch.where(...)` of
 it), the call is rewritten in the fx graph as the 0-d bool tensor of the
 same truth, which the rest of capture already runs:
 
-- torch.equal(a, b) / a.equal(b) with a and b of one shape and dtype:
-  (a == b).all() (torch's rule: same size and every element equal; NaN is
-  never equal, as in ==). Operands of other shapes or dtypes are left as
-  they are (refused naming the call, as before);
+- torch.equal(a, b) / a.equal(b): (a == b).all() when a and b have one
+  shape (torch's rule: the same size and every element equal, NaN never
+  equal as in ==; torch 1.13 compares operands of two dtypes as == does,
+  promoted), torch.zeros((), dtype=torch.bool) when their shapes differ
+  (torch's False, whatever the values);
 - torch.allclose(a, b, rtol, atol, equal_nan) / a.allclose(b, ...):
   torch.isclose(a, b, rtol, atol, equal_nan).all(), torch's own
   definition (its broadcasting too).
@@ -40,26 +41,29 @@ def _is(fn: torch.fx.Node, names) -> bool:
     return (fn.op == "call_function" and fn.target in names) or (fn.op == "call_method" and fn.target in names)
 
 
-def _equal_operands(fn: torch.fx.Node):
+def _equal_shapes(fn: torch.fx.Node):
+    """Whether torch.equal's operands have one shape (None: not known)."""
     if len(fn.args) != 2 or fn.kwargs:
         return None
     a, b = (_meta(v) for v in fn.args)
-    if a is None or b is None or not hasattr(a, "shape") or not hasattr(b, "shape") \
-            or tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype:
+    if a is None or b is None or not hasattr(a, "shape") or not hasattr(b, "shape"):
         return None
-    return fn.args
+    return tuple(a.shape) == tuple(b.shape)
 
 
 def _as_tensor(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     """fn (torch.equal / allclose or their methods) replaced by its 0-d bool
     tensor; False when fn is neither or its operands do not fit."""
     if _is(fn, _EQUAL):
-        operands = _equal_operands(fn)
-        if operands is None:
+        same = _equal_shapes(fn)
+        if same is None:
             return False
         with gm.graph.inserting_before(fn):
-            each = gm.graph.call_function(torch.eq, tuple(operands))
-            whole = gm.graph.call_method("all", (each,))
+            if same:
+                each = gm.graph.call_function(torch.eq, tuple(fn.args))
+                whole = gm.graph.call_method("all", (each,))
+            else:
+                whole = gm.graph.call_function(torch.zeros, ((),), {"dtype": torch.bool})
     elif _is(fn, _ALLCLOSE):
         args = dict(zip(_ALLCLOSE_ARGS, fn.args))
         if set(args) & set(fn.kwargs) or set(fn.kwargs) - set(_ALLCLOSE_ARGS) or len(fn.args) > 5:

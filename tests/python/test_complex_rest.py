@@ -63,7 +63,8 @@ FORMS = {
                                                              equal_nan=True).float()
     + torch.isclose(Z(x), W(x), 0.5, 0.3, True).float() * 2,
     "torch.equal, Tensor.equal, real and complex": lambda x: x * torch.equal(torch.relu(x), x)
-    + Z(torch.relu(x)).equal(Z(x)) * 2.0 - torch.equal(x, x) * 1.0,
+    + Z(torch.relu(x)).equal(Z(x)) * 2.0 - torch.equal(x, x) * 1.0 + torch.equal(x, x[0]) * 8.0
+    + torch.equal(torch.complex(x, x * 0), x) * 16.0 + torch.equal(torch.complex(x, x * 0), x.relu()) * 32.0,
     "torch.allclose, Tensor.allclose, real and complex": lambda x: x * torch.allclose(torch.relu(x), x, atol=0.5)
     + Z(x).allclose(Z(x.round()), atol=0.8) * 2.0 + torch.allclose(Z(x), Z(x) * 1.001, rtol=0.01) * 4.0,
 }
