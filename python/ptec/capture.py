@@ -62,6 +62,7 @@ from .capture_made_tensors import empty_read_refusal, made_constant_node, writte
 from .capture_wrapped import unmark_traced_through
 from .capture_constant_ids import constant_lookup_nodes
 from .capture_view_elements import elements_alone
+from .capture_bool_calls import bool_calls_as_tensors
 from .capture_bool_moves import cast_bools_first, compares_after_moves
 from .capture_moved_bools import moved_bools_compared
 from .capture_narrow_ints import widen_narrow_ints
@@ -1954,6 +1955,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
             # can write
             if not torch.equal(v, initial[k]):
                 v.copy_(initial[k])
+    bool_calls_as_tensors(gm, lambda: _propagate_kept(gm, example_inputs, initial))  # torch.equal: 0-d bool
     from .capture_shape_numbers import fold_shape_numbers
     fold_shape_numbers(gm, UnsupportedOperator)
     torchvision_calls(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # roi_align (capture_torchvision)

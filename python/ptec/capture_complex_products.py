@@ -14,6 +14,7 @@ carries, its dim kept last:
   einsums of their parts (k <= 3), each capture_rewrites' einsum; a term
   with m imaginary parts has the factor i^m, so the real part sums the
   terms of m = 0 (+), 2 (-), the imaginary part those of m = 1 (+), 3 (-);
+  more operands contracted two at a time (capture_complex_rest);
 - torch.dot / Tensor.dot, torch.vdot / Tensor.vdot, torch.inner /
   Tensor.inner: the einsums 'i,i->', the same with the first operand
   conjugated (its imaginary part negated), and '...k,...k->' over the
@@ -27,18 +28,19 @@ carries, its dim kept last:
   parts compared (capture_bool's compare), eq the `and` of both parts',
   ne the `or`; torch.isclose of two complex values (or a value and a
   complex constant): torch's |a - b| <= atol + rtol |b| with the complex
-  magnitudes (the fp32 hypot of each pair's parts), or a == b;
+  magnitudes (the fp32 hypot of each pair's parts), or a == b, or with
+  equal_nan both NaN (capture_complex_rest);
 - z[idx] / z[..., idx] / z[:, idx] with one index an int64 value
   computed in the program (argmax, x.long(), arithmetic on them:
   capture_indices.is_index) and ints or ':' elsewhere: capture_tensor_index's
   computed rows on the pair (the pair's dim is one more trailing dim of
-  each row).
+  each row); several index tensors: capture_complex_rest.
 
 torch refuses <, >, <=, >= on complex values ("lt_cpu" not implemented
 for 'ComplexFloat'), einsum and inner of a complex and a float operand,
 torch.cdist of complex values: quoted by capture_complex's torch_refusal.
-torch.equal / torch.allclose return a Python bool, refused as for real
-values (no tensor to return)."""
+torch.equal / torch.allclose (a Python bool) run as their 0-d bool tensor,
+for real values too (capture_bool_calls)."""
 from __future__ import annotations
 
 import itertools
@@ -50,6 +52,7 @@ import numpy as np
 import torch
 
 from .capture_calls import call_is, refuse_call
+from .capture_complex_rest import nan_pairs, pairwise_einsum, several_computed_indices
 from .capture_rewrites import MAX_PRODUCT_TERMS, _Steps
 
 _PROD = (torch.prod, "prod")
@@ -61,7 +64,7 @@ _EQ = (operator.eq, torch.eq, "eq", "__eq__")
 _NE = (operator.ne, torch.ne, "ne", torch.not_equal, "not_equal", "__ne__")
 _ISCLOSE = (torch.isclose, "isclose")
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
-MAX_EINSUM_OPERANDS = 3         # 2^k real einsums
+MAX_EINSUM_OPERANDS = 3         # 2^k real einsums; more: two at a time
 
 
 def _int(v) -> bool:
@@ -198,12 +201,11 @@ def _einsum(fn, by_name, s: _Steps, out_shape) -> Optional[str]:
     if isinstance(parts, str):
         refuse_call(fn, parts)
     ops = parts[2]
-    if len(ops) > MAX_EINSUM_OPERANDS:
-        refuse_call(fn, f"an einsum of {len(ops)} complex operands: ptec splits one of k operands into the 2^k real "
-                        f"einsums of their parts, for k <= {MAX_EINSUM_OPERANDS} (join them two at a time)")
     operands = [_parts_of(s, _operand(o, by_name)) for o in ops]
     if any(o is None for o in operands):
         return None
+    if len(ops) > MAX_EINSUM_OPERANDS:             # two at a time (capture_complex_rest)
+        return pairwise_einsum(s, parts[0], parts[1], operands, parts[4], out_shape)
     return _complex_einsum(s, fn.args, operands, out_shape)
 
 
@@ -277,24 +279,29 @@ def _comparison(fn, by_name, s: _Steps, out_shape) -> Optional[str]:
 
 
 def _isclose(fn, by_name, s: _Steps, out_shape) -> Optional[str]:
-    """torch.isclose(a, b, rtol, atol, equal_nan=False) of complex values:
-    a == b, or |a - b| <= atol + rtol |b|."""
+    """torch.isclose(a, b, rtol, atol, equal_nan) of complex values: a == b,
+    or |a - b| <= atol + rtol |b|; with equal_nan, or both NaN (either part
+    NaN: capture_complex_rest.nan_pairs)."""
     from .capture_complex import _add, _operand, _parts, _wide
     args = dict(zip(("input", "other", "rtol", "atol", "equal_nan"), fn.args))
     if set(args) & set(fn.kwargs):
         return None
     args.update(fn.kwargs)
     rtol, atol = args.get("rtol", 1e-05), args.get("atol", 1e-08)
-    if set(args) - {"input", "other", "rtol", "atol", "equal_nan"} or args.get("equal_nan", False) is not False \
+    equal_nan = args.get("equal_nan", False)
+    if set(args) - {"input", "other", "rtol", "atol", "equal_nan"} or not isinstance(equal_nan, bool) \
             or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in (rtol, atol)):
         return None
     a, b = _operand(args.get("input"), by_name), _operand(args.get("other"), by_name)
-    if a is None or b is None or a[0] != "pair" or b[0] not in ("pair", "constant"):
+    if a is None or b is None or a[0] != "pair" or b[0] not in ("pair", "constant") \
+            or (equal_nan and b[0] == "constant" and np.isnan(np.asarray(b[1])).any()):
         return None
     half = list(out_shape) + [1]
     x, y = _sides(s, a, half), _sides(s, b, half)
     same = s("logical", [_compare(s, "eq", x[0], y[0], out_shape), _compare(s, "eq", x[1], y[1], out_shape)],
              kind="and")
+    if equal_nan and b[0] == "pair":                # (a constant holding a NaN: refused above)
+        same = s("logical", [same, nan_pairs(s, x, y, out_shape)], kind="or")     # (capture_complex_rest)
     diff = _add(s, a[1], a[2], b, out_shape, negate_other=True)
     if diff is None:
         return None
@@ -320,7 +327,7 @@ def _computed_index(fn, by_name, s: _Steps, x, out_shape) -> Optional[str]:
     found = [d for d, i in enumerate(idx) if isinstance(i, torch.fx.Node)]
     if len(found) != 1 or not is_index(by_name.get(idx[found[0]].name)) or sum(i is Ellipsis for i in idx) > 1 \
             or any(i is not Ellipsis and i != slice(None) and not _int(i) for d, i in enumerate(idx) if d != found[0]):
-        return None
+        return several_computed_indices(fn, by_name, s, x[1], shape, out_shape)     # (capture_complex_rest)
     if Ellipsis in idx:
         e = idx.index(Ellipsis)
         idx = tuple(idx[:e]) + (slice(None),) * (len(shape) - len(idx) + 1) + tuple(idx[e + 1:])
