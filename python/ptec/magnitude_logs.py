@@ -33,7 +33,7 @@ keeps the int8 table, with a warning. Before calibration: the new steps
 are observed like the rest."""
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Set
 
 import numpy as np
 import torch
@@ -41,6 +41,7 @@ import torch
 from .fp32_input_chains import LIMIT, computed, lacking, on_int8_grid, run_in_fp32, steps_lost
 from .input_compression import LOGS, _chain_tail, _fp32_form, _lead
 from .ir import Graph, Node, eval_node, origin
+from .log_spectrum_readers import split_shared
 
 REASON = ("this {fn} of a magnitude computed in fp32 (hypot) would be {steps:.0f} output steps off on the "
           "magnitude's int8 grid (its small values read as 0), so it runs in fp32 and is quantized after it")
@@ -57,11 +58,19 @@ def _squared(g: Graph, n: Node) -> bool:
 
 
 def _magnitude(n: Node, g: Optional[Graph] = None) -> bool:
-    """A hypot, or (with g) a power re ** 2 + im ** 2: an add of two squares read by it alone."""
+    """A hypot, or (with g) a power re ** 2 + im ** 2: an add of two squares read by it alone (its
+    clamp(min=eps) fused in as an activation or not)."""
     if n.op == "binary_math" and n.attrs.get("fn") == "hypot":
         return True
     return g is not None and n.op == "add" and len(n.inputs) == 2 and not n.attrs.get("fp32") \
-        and not n.attrs.get("act") and all(_squared(g, g.node(i)) for i in n.inputs)
+        and all(_squared(g, g.node(i)) for i in n.inputs)
+
+
+def _step(g: Graph, n: Node) -> bool:
+    """A step between the magnitude and the log: a constant one (input_compression's lead: + eps,
+    clamp(min=eps), a filterbank), torch.maximum(., eps) and a square (|S| * |S|, |S| ** 2)."""
+    return _lead(g, n) or (n.op == "maximum" and len(n.inputs) == 2 and len(computed(g, n)) == 1) \
+        or _squared(g, n)
 
 
 def _layer(g: Graph, n: Node) -> bool:
@@ -73,41 +82,46 @@ def _chain(g: Graph, c: Node):
     """(the hypot, lead steps in graph order, tail steps) of log c, else None."""
     lead, src = [], g.node(c.inputs[0])
     while not _magnitude(src, g):
-        if not _lead(g, src) or src.attrs.get("fp32") or src.name in g.outputs or len(g.users(src.name)) != 1:
+        if not _step(g, src) or src.attrs.get("fp32") or src.name in g.outputs or len(g.users(src.name)) != 1:
             return None
         lead.append(src)
         src = g.node(computed(g, src)[0])
     return src, lead[::-1], _chain_tail(g, c)
 
 
-def _upstream(g: Graph, src: Node) -> List[Node]:
+def _upstream(g: Graph, src: Node, done: Optional[Dict[str, str]] = None) -> List[Node]:
     """The steps from one float program input to the hypot (slices,
     reshapes, permutes, a complex pair's cat, constant steps, an inner
-    hypot, each read only by these steps), in graph order, when every value
-    it reads comes from that input so; else []. In fp32 from the float
-    input the operands keep their small values too (on the input's int8
-    grid a magnitude of 0.1 was 5 output steps off a dB)."""
+    hypot), in graph order, when every value it reads comes from that input
+    so; else []. In fp32 from the float input the operands keep their small
+    values too (on the input's int8 grid a magnitude of 0.1 was 5 output
+    steps off a dB). Steps other steps read too get an fp32 copy when the
+    chain switches (log_spectrum_readers); done: the steps an earlier chain
+    switched to fp32, by the input they come from (a second log of one
+    magnitude reads them as they are)."""
+    return _walk(g, src, done or {})[0]
+
+
+def _walk(g: Graph, src: Node, done: Dict[str, str]):
+    """(_upstream's steps, the program input they come from), else ([], None)."""
     seen, stack, inputs = set(), list(computed(g, src)), set()
     while stack:
         n = g.node(stack.pop())
         if n.name in seen:
             continue
-        if n.op == "input":
-            inputs.add(n.name)
+        if n.op == "input" or n.name in done:
+            inputs.add(done.get(n.name, n.name))
             continue
-        if n.attrs.get("fp32") or n.name in g.outputs \
+        if n.attrs.get("fp32") \
                 or not (_lead(g, n) or (n.op in ("slice", "identity") and len(computed(g, n)) == 1) or _magnitude(n)
                         or (n.op == "cat" and len(computed(g, n)) == len(n.inputs)) or _squared(g, n)
                         or _layer(g, n)):
-            return []
+            return [], None
         seen.add(n.name)
         stack.extend(computed(g, n))
-    for name in seen:
-        if any(u is not src and u.name not in seen for u in g.users(name)):
-            return []
     if len(inputs) != 1:
-        return []
-    return [n for n in g.nodes if n.name in seen]
+        return [], None
+    return [n for n in g.nodes if n.name in seen], next(iter(inputs))
 
 
 def _squares_of_values(g: Graph, src: Node) -> List[Node]:
@@ -136,7 +150,7 @@ def magnitude_logs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = l
     """Runs in fp32 each log of an fp32 hypot whose int8 grid would cost
     more than LIMIT output steps on the calibration samples (module doc)."""
     found = []
-    for c in g.nodes:
+    for c in list(g.nodes):
         if c.op == "elementwise" and c.attrs.get("fn") in LOGS and not c.attrs.get("fp32") and c.inputs:
             chain = _chain(g, c)
             up = [] if chain is None or int8_io else (_upstream(g, chain[0]) or _squares_of_values(g, chain[0]))
@@ -151,6 +165,8 @@ def magnitude_logs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = l
             _, env = evaluate(g, sample, keep_all=True)
             for _, (src, _, _), _ in found:
                 values.setdefault(src.name, []).append(env[src.name].detach().float())
+    copies: Dict[str, str] = {}              # a step other steps read -> its fp32 copy (log_spectrum_readers)
+    done: Dict[str, str] = {}                # steps switched to fp32 -> the program input they come from
     for c, (src, lead, tail), up in found:
         xs = values[src.name]
         if any(not torch.isfinite(x).all() for x in xs):
@@ -170,6 +186,14 @@ def magnitude_logs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = l
         if lacks:
             log(f"warning: {origin(c)}: this {fn} of a magnitude is {lost:.0f} output steps off on the magnitude's "
                 f"int8 grid{lacks}")
+            continue
+        up, source = _walk(g, src, done)           # (the graph as earlier chains left it)
+        if up:
+            up = split_shared(g, up, {src.name, c.name} | {n.name for n in lead + tail}, copies)
+            done.update((n.name, source) for n in up + [src] + lead + [c] + tail)
+        else:
+            up = _squares_of_values(g, src)
+        if not up:
             continue
         lead = ([] if _magnitude(src) else [src]) + lead      # re ** 2 + im ** 2: its add too
         run_in_fp32(g, c, up + lead + tail, REASON.format(fn=fn, steps=lost), log, _fp32_form)
