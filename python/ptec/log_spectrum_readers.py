@@ -30,10 +30,8 @@ def dead(g: Graph, n: Node) -> bool:
 
 
 def shared(g: Graph, seen: Set[str], chain: Set[str]) -> Set[str]:
-    """The steps among `seen` that a step outside `chain` reads (a dead view
-    aside) or that the program returns."""
-    return {name for name in seen if name in g.outputs
-            or any(u.name not in chain and not dead(g, u) for u in g.users(name))}
+    """The steps among `seen` that a step outside `chain` reads or that the program returns."""
+    return {name for name in seen if name in g.outputs or any(u.name not in chain for u in g.users(name))}
 
 
 def split_shared(g: Graph, steps: List[Node], chain: Set[str], copies: Dict[str, str]) -> List[Node]:
