@@ -27,13 +27,19 @@ chain), and the magnitude a power re ** 2 + im ** 2 (10 * log10 of it:
 118 steps), both run in fp32 too. A power of parts computed from other
 int8 values runs its squares onward in fp32 from the parts' int8 values
 (_squares_of_values); a hypot of such parts keeps its chain (their int8
-grids lose the small magnitudes before the hypot). --int8-io: nothing runs before the input's
+grids lose the small magnitudes before the hypot). Between the magnitude
+and the log the chain may also pass through clamp(min=eps) (fused into a
+power's add or not), torch.maximum(., eps), a square (|S| * |S|) and a
+mask's product |S| * w by a value w computed otherwise (a sigmoid's gain,
+read on its int8 grid: log(|S| * w + eps) 31-65 output steps off on the
+magnitude's grid, 0.8-2.1 so); steps before the magnitude that other steps
+read too get an fp32 copy (log_spectrum_readers). --int8-io: nothing runs before the input's
 int8 grid, so nothing changes. A runtime whose kernels lack the log's
 keeps the int8 table, with a warning. Before calibration: the new steps
 are observed like the rest."""
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Set
 
 import numpy as np
 import torch
@@ -41,6 +47,7 @@ import torch
 from .fp32_input_chains import LIMIT, computed, lacking, on_int8_grid, run_in_fp32, steps_lost
 from .input_compression import LOGS, _chain_tail, _fp32_form, _lead
 from .ir import Graph, Node, eval_node, origin
+from .log_spectrum_readers import split_shared
 
 REASON = ("this {fn} of a magnitude computed in fp32 (hypot) would be {steps:.0f} output steps off on the "
           "magnitude's int8 grid (its small values read as 0), so it runs in fp32 and is quantized after it")
@@ -57,11 +64,19 @@ def _squared(g: Graph, n: Node) -> bool:
 
 
 def _magnitude(n: Node, g: Optional[Graph] = None) -> bool:
-    """A hypot, or (with g) a power re ** 2 + im ** 2: an add of two squares read by it alone."""
+    """A hypot, or (with g) a power re ** 2 + im ** 2: an add of two squares read by it alone (its
+    clamp(min=eps) fused in as an activation or not)."""
     if n.op == "binary_math" and n.attrs.get("fn") == "hypot":
         return True
     return g is not None and n.op == "add" and len(n.inputs) == 2 and not n.attrs.get("fp32") \
-        and not n.attrs.get("act") and all(_squared(g, g.node(i)) for i in n.inputs)
+        and all(_squared(g, g.node(i)) for i in n.inputs)
+
+
+def _step(g: Graph, n: Node) -> bool:
+    """A step between the magnitude and the log: a constant one (input_compression's lead: + eps,
+    clamp(min=eps), a filterbank), torch.maximum(., eps) and a square (|S| * |S|, |S| ** 2)."""
+    return _lead(g, n) or (n.op == "maximum" and len(n.inputs) == 2 and len(computed(g, n)) == 1) \
+        or _squared(g, n)
 
 
 def _layer(g: Graph, n: Node) -> bool:
@@ -69,45 +84,78 @@ def _layer(g: Graph, n: Node) -> bool:
     return n.op == "conv2d" and n.attrs.get("weight") is not None and len(computed(g, n)) == 1
 
 
+def _reaches(g: Graph, n: Node) -> bool:
+    """n is a magnitude, or _step steps read by one step lead from one to n."""
+    while not _magnitude(n, g):
+        if not _step(g, n) or n.attrs.get("fp32") or n.name in g.outputs or len(g.users(n.name)) != 1:
+            return False
+        n = g.node(computed(g, n)[0])
+    return True
+
+
+def _mask(g: Graph, n: Node) -> Optional[int]:
+    """A mask's product m * w of two computed values, m leading to a
+    magnitude (_reaches) and w not: m's position, else None. w (a sigmoid's
+    gain) is read on its int8 grid, dequantized, and m in fp32."""
+    if n.op != "mul" or len(n.inputs) != 2 or len(computed(g, n)) != 2 or n.inputs[0] == n.inputs[1] \
+            or n.attrs.get("act"):
+        return None
+    sides = [i for i in (0, 1) if _reaches(g, g.node(n.inputs[i]))]
+    return sides[0] if len(sides) == 1 else None
+
+
 def _chain(g: Graph, c: Node):
     """(the hypot, lead steps in graph order, tail steps) of log c, else None."""
     lead, src = [], g.node(c.inputs[0])
     while not _magnitude(src, g):
-        if not _lead(g, src) or src.attrs.get("fp32") or src.name in g.outputs or len(g.users(src.name)) != 1:
+        if src.attrs.get("fp32") or src.name in g.outputs or len(g.users(src.name)) != 1:
+            return None
+        side = None if _step(g, src) else _mask(g, src)
+        if side is None and not _step(g, src):
             return None
         lead.append(src)
-        src = g.node(computed(g, src)[0])
+        src = g.node(computed(g, src)[0] if side is None else src.inputs[side])
     return src, lead[::-1], _chain_tail(g, c)
 
 
-def _upstream(g: Graph, src: Node) -> List[Node]:
+def _masks(g: Graph, lead: List[Node]) -> List[str]:
+    """The values the chain's masks multiply by (_mask: read as they are)."""
+    return [n.inputs[1 - _mask(g, n)] for n in lead if not _step(g, n)]
+
+
+def _upstream(g: Graph, src: Node, done: Optional[Dict[str, str]] = None) -> List[Node]:
     """The steps from one float program input to the hypot (slices,
     reshapes, permutes, a complex pair's cat, constant steps, an inner
-    hypot, each read only by these steps), in graph order, when every value
-    it reads comes from that input so; else []. In fp32 from the float
-    input the operands keep their small values too (on the input's int8
-    grid a magnitude of 0.1 was 5 output steps off a dB)."""
+    hypot), in graph order, when every value it reads comes from that input
+    so; else []. In fp32 from the float input the operands keep their small
+    values too (on the input's int8 grid a magnitude of 0.1 was 5 output
+    steps off a dB). Steps other steps read too get an fp32 copy when the
+    chain switches (log_spectrum_readers); done: the steps an earlier chain
+    switched to fp32, by the input they come from (a second log of one
+    magnitude reads them as they are)."""
+    return _walk(g, src, done or {})[0]
+
+
+def _walk(g: Graph, src: Node, done: Dict[str, str]):
+    """(_upstream's steps, the program input they come from), else ([], None)."""
     seen, stack, inputs = set(), list(computed(g, src)), set()
     while stack:
         n = g.node(stack.pop())
         if n.name in seen:
             continue
-        if n.op == "input":
-            inputs.add(n.name)
+        if n.op == "input" or n.name in done:
+            inputs.add(done.get(n.name, n.name))
             continue
-        if n.attrs.get("fp32") or n.name in g.outputs \
+        if n.attrs.get("fp32") \
                 or not (_lead(g, n) or (n.op in ("slice", "identity") and len(computed(g, n)) == 1) or _magnitude(n)
                         or (n.op == "cat" and len(computed(g, n)) == len(n.inputs)) or _squared(g, n)
                         or _layer(g, n)):
-            return []
+            return [], None
         seen.add(n.name)
         stack.extend(computed(g, n))
-    for name in seen:
-        if any(u is not src and u.name not in seen for u in g.users(name)):
-            return []
     if len(inputs) != 1:
-        return []
-    return [n for n in g.nodes if n.name in seen]
+        return [], None
+    return [n for n in g.nodes if n.name in seen], next(iter(inputs))
 
 
 def _squares_of_values(g: Graph, src: Node) -> List[Node]:
@@ -123,8 +171,9 @@ def _squares_of_values(g: Graph, src: Node) -> List[Node]:
     return [g.node(i) for i in src.inputs]
 
 
-def _run(g: Graph, steps: List[Node], src: str, x: torch.Tensor) -> np.ndarray:
-    env: Dict[str, torch.Tensor] = {src: x}
+def _run(g: Graph, steps: List[Node], src: str, x: torch.Tensor,
+         given: Optional[Dict[str, torch.Tensor]] = None) -> np.ndarray:
+    env: Dict[str, torch.Tensor] = {src: x, **(given or {})}
     for n in steps:
         xs = [env[i] if i in env else eval_node(g.node(i), []) for i in n.inputs]
         env[n.name] = eval_node(n, xs)
@@ -136,7 +185,7 @@ def magnitude_logs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = l
     """Runs in fp32 each log of an fp32 hypot whose int8 grid would cost
     more than LIMIT output steps on the calibration samples (module doc)."""
     found = []
-    for c in g.nodes:
+    for c in list(g.nodes):
         if c.op == "elementwise" and c.attrs.get("fn") in LOGS and not c.attrs.get("fp32") and c.inputs:
             chain = _chain(g, c)
             up = [] if chain is None or int8_io else (_upstream(g, chain[0]) or _squares_of_values(g, chain[0]))
@@ -149,17 +198,20 @@ def magnitude_logs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = l
     with torch.no_grad():
         for sample in calibration:
             _, env = evaluate(g, sample, keep_all=True)
-            for _, (src, _, _), _ in found:
-                values.setdefault(src.name, []).append(env[src.name].detach().float())
+            for name in {m for _, (src, lead, _), _ in found for m in [src.name] + _masks(g, lead)}:
+                values.setdefault(name, []).append(env[name].detach().float())
+    copies: Dict[str, str] = {}              # a step other steps read -> its fp32 copy (log_spectrum_readers)
+    done: Dict[str, str] = {}                # steps switched to fp32 -> the program input they come from
     for c, (src, lead, tail), up in found:
         xs = values[src.name]
         if any(not torch.isfinite(x).all() for x in xs):
             continue
         lo, hi = min(float(x.min()) for x in xs), max(float(x.max()) for x in xs)
         steps = lead + [c] + tail
+        given = [{m: values[m][k] for m in _masks(g, lead)} for k in range(len(xs))]
         with torch.no_grad():
-            exact = [_run(g, steps, src.name, x) for x in xs]
-            rounded = [_run(g, steps, src.name, on_int8_grid(x, min(lo, 0.0), hi)) for x in xs]
+            exact = [_run(g, steps, src.name, x, w) for x, w in zip(xs, given)]
+            rounded = [_run(g, steps, src.name, on_int8_grid(x, min(lo, 0.0), hi), w) for x, w in zip(xs, given)]
         if not all(np.isfinite(e).all() for e in exact):
             continue            # a log of 0: -inf, which calibration refuses or a where drops
         lost = steps_lost(exact, rounded)
@@ -171,5 +223,13 @@ def magnitude_logs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = l
             log(f"warning: {origin(c)}: this {fn} of a magnitude is {lost:.0f} output steps off on the magnitude's "
                 f"int8 grid{lacks}")
             continue
+        up, source = _walk(g, src, done)           # (the graph as earlier chains left it)
+        if source is not None:
+            up = split_shared(g, up, {src.name, c.name} | {n.name for n in lead + tail}, copies)
+            done.update((n.name, source) for n in up + [src] + lead + [c] + tail)
+        else:
+            up = _squares_of_values(g, src)
+            if not up:
+                continue
         lead = ([] if _magnitude(src) else [src]) + lead      # re ** 2 + im ** 2: its add too
         run_in_fp32(g, c, up + lead + tail, REASON.format(fn=fn, steps=lost), log, _fp32_form)
