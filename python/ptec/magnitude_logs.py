@@ -39,7 +39,7 @@ keeps the int8 table, with a warning. Before calibration: the new steps
 are observed like the rest."""
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Set
+from typing import Callable, Dict, List, Optional
 
 import numpy as np
 import torch
