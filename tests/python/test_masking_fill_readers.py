@@ -140,6 +140,20 @@ def test_constant_mask_buffer():
             assert fill[:, 0].all() and not fill[:, 1:].any()
 
 
+def test_constant_bias_and_modules():
+    """x + a constant bias of 0 and -1e9 read by amax (a row masked
+    entirely), a masked fill read by nn.Softmax(dim=0) and nn.Sigmoid."""
+    bias = torch.where(torch.rand(4, 10, generator=torch.Generator().manual_seed(5)) > 0.5, 0.0, -1e9)
+    bias[2] = -1e9
+    feeds = [[x] for x, _ in _feeds(6, "computed", whole=False)]
+    _, fill, _ = _check(Fn(lambda s, x: (x + s.bias).amax(-1), bias=bias), feeds)
+    assert fill[:, 2].all() and not fill[:, [0, 1, 3]].any()
+    for module in (nn.Softmax(dim=0), nn.Sigmoid()):
+        model = Fn(lambda s, x, m: s.reader(x.masked_fill(~(m > 0), -1e9)))
+        model.reader = module
+        _check(model, _feeds(7, "computed"))
+
+
 def test_masked_max_pool_then_linear():
     """Masked max-pooling over a sequence read by an int8 Linear (no row
     masked entirely): the pooled values quantized onto the Linear's grid."""
