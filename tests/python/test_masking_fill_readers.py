@@ -69,11 +69,13 @@ def _feeds(seed, mask, n=16, shape=(4, 10), whole=True):
     return feeds
 
 
-def _check(model, feeds, bound=BOUND):
-    """Compile on feeds, run each on the host: the kept results' worst error
-    in output steps (asserted under bound), the fill's results exact."""
+def _check(model, feeds, bound=BOUND, calibration=None):
+    """Compile on calibration (feeds), run each feed on the host: the kept
+    results' worst error in output steps (asserted under bound), the fill's
+    results exact."""
     model = model.eval()
-    res = compile_model(model, feeds[0], feeds)
+    calibration = calibration or feeds
+    res = compile_model(model, calibration[0], calibration)
     prog = parse_program(res.data)
     got, want = [], []
     for f in feeds:
@@ -116,6 +118,18 @@ def test_all_masked_rows_give_torchs_fill_exactly():
         whole = ~(m > 0).any(-1)
         assert whole.any()
         assert (got[whole.numpy()] == np.float32(-1e9)).all(), (form, got)
+
+
+@pytest.mark.parametrize("form", ["additive_amax", "amax", "logsumexp", "sigmoid"])
+def test_calibration_that_masks_nothing(form):
+    """Calibrated on feeds that keep every position (the additive mask's
+    factor `(1 - keep.float()) * -1e9` never -1e9 there: its fp32 steps, not
+    a grid of [0, 0]), run on feeds masking rows entirely."""
+    model = Fn(lambda s, x, m: FORMS[form](x, m > 0))
+    feeds = _feeds(8, "computed")
+    calibration = [[x, m.abs() + 0.5] for x, m in feeds]
+    _, fill, _ = _check(model, feeds, calibration=calibration)
+    assert fill.any() or form == "sigmoid"
 
 
 def test_sum_of_masked_exp():
