@@ -9,18 +9,23 @@ such numbers).
 
 On int8 grids these were lost: the masked value's one grid spans
 [-1e9, max], so every kept value is one code (a max 144 to 210 output
-steps off, exp and its sum 255, sigmoid 128). Nothing in the hardware
+steps off, exp and its sum 255, sigmoid 128, a softmax over dim 0 170 to
+188), then refused in one line naming the reader. Nothing in the hardware
 stops them: the fill and its readers run in fp32 on the portable kernels
 (attrs["fp32"], through the tracer's `ptec_fp32` mark), the kept values
 dequantized from their own grid, the fill exactly torch's float32 number
 (the additive mask's factor `(1 - keep.float()) * -1e9` and a filled
-tensor's arithmetic computed in fp32 too). So a masked max is the max of
+tensor's arithmetic computed in fp32 too, so a calibration that never
+masks leaves it -1e9, not a grid of [0, 0]). So a masked max is the max of
 the kept values' codes, exactly, and a row masked entirely gives what
 torch gives: -1e9 (the fill) for max / amax, fill + log(n) rounded to
 float32 for logsumexp (-1e9), 0 for exp and sigmoid, 1/n for the softmax,
 n * fill for the sum. A reader's result is the program's float32 value
 when it is an output (-1e9 exactly, not clipped to a grid), or quantized
-for an int8 reader onto that reader's calibrated grid."""
+for an int8 reader onto its own calibrated grid (`own_grid`: a view or
+max pool of the masked value would otherwise keep the masked value's
+grid, quantize's PASS_THROUGH). A -inf fill stays as
+capture_attention_masks has it (its logsumexp would be NaN here)."""
 from __future__ import annotations
 
 import operator
