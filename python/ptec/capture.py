@@ -116,9 +116,9 @@ from .capture_spectral import spectral_nodes
 from .capture_complex import complex_nodes, complex_module_nodes
 from .capture_fft_dims import real_nodes
 from .capture_trapezoid import trapezoid_nodes
-from .capture_attention_masks import (feeds_masked_softmax, masked_softmax_nodes, masking_read_elsewhere,
-                                      minus_inf_elsewhere,
+from .capture_attention_masks import (feeds_masked_softmax, masked_softmax_nodes, minus_inf_elsewhere,
                                       minus_inf_log_softmax_nodes)
+from .capture_masking_readers import masking_readers_in_fp32
 from .capture_list_index import list_index_nodes
 from .capture_log_softmax import log_of_softmax
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
@@ -854,6 +854,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
         ins = [a.name for a in fn.args if isinstance(a, torch.fx.Node)
                and a.name not in shape_nodes]
         before = len(nodes)
+        masking_readers_in_fp32(fn, mods, by_name)      # a -1e9 fill read by max / exp / sum ... (its own module)
         if fn.op == "placeholder":
             nodes.append(Node(name, "input", [], index_input_attrs(fn)))
             inputs.append(name)
@@ -884,8 +885,6 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             exact = isinstance(val, torch.Tensor) and not val.is_floating_point()
             nodes.append(Node(name, "constant", [], dict(
                 value=val.detach().cpu().resolve_conj().resolve_neg().numpy().copy() if exact else _np(val))))
-        elif masking_read_elsewhere(fn, mods, by_name) is not None:
-            refuse_call(fn, masking_read_elsewhere(fn, mods, by_name))     # (capture_attention_masks)
         elif feeds_masked_softmax(fn, mods, by_name):
             shape_nodes.add(name)       # scores.masked_fill(mask, -inf) read by softmaxes: they take scores and mask
             torch.fx.node.map_arg(fn.args, lambda a: tuple_sources.add(a.name))     # a mask: dropped unless read

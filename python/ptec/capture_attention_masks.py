@@ -397,33 +397,3 @@ def minus_inf_elsewhere(fn, mods, by_name) -> Optional[str]:
     who = u.name if u.name == name else f"{u.name} ({name})"
     return (f"its -inf fill is read by {who}: no int8 value holds -inf; ptec runs such a fill read "
             f"only by softmax, log_softmax or cross_entropy (or fill with a finite value such as -1e4)")
-
-
-_LOST = (torch.exp, "exp", torch.amax, "amax", torch.max, "max", torch.logsumexp, "logsumexp", torch.sigmoid,
-         "sigmoid", torch.sum, "sum", torch.mean, "mean", torch.softmax, F.softmax, "softmax")
-
-
-def masking_read_elsewhere(fn, mods, by_name) -> Optional[str]:
-    """Why a finite masking fill (<= MASKING: where(keep, x, -1e9),
-    masked_fill(m, -1e4), a full_like of it, an additive computed-bool mask)
-    read by an exp / max / sum / sigmoid / a softmax over another dim is
-    refused (its refusal's reason), else None: those read the masked value
-    on one int8 grid spanning the fill and the kept values, every kept value
-    one code (a max over it is one number, 210 output steps off)."""
-    m = _masking_scores(fn, by_name)
-    if m is None or not np.isfinite(m.value) or m.bias is not None:
-        return None
-    for u in fn.users:
-        if u.op not in ("call_function", "call_method") or _reads_masked(u, fn, mods) or not u.args \
-                or u.args[0] is not fn:
-            continue
-        try:
-            lost = u.target in _LOST
-        except TypeError:
-            lost = False
-        if lost:
-            name = u.target if isinstance(u.target, str) else getattr(u.target, "__name__", str(u.target))
-            return (f"its fill {m.value:g} is read by {u.name} ({name}): one int8 grid holding {m.value:g} and the "
-                    "kept values gives every kept value one code; ptec runs such a fill read by a softmax over the "
-                    "last dim (or fill with a number near the kept values' range)")
-    return None

@@ -32,6 +32,7 @@ from .capture_state_precision import layer_states, replays
 from .running_means import running_means_as_linear
 from .soft_argmax import soft_argmax_in_fp32
 from .capture_grid import theta_in_fp32
+from .capture_masking_readers import own_grid
 from .exact_sums import sums_as_linear
 
 FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d", "svdf")
@@ -687,7 +688,7 @@ def _quantize_once(prepared: Graph, observer: RangeObserver, w4: bool, int8_laye
             # inputs already on one grid (pieces of one tensor: slices, pools):
             # the result is on it too, a copy of bytes or a choice of one (exact)
             n.qparams = g.node(n.inputs[0]).qparams
-        elif n.op in PASS_THROUGH and n.inputs:
+        elif n.op in PASS_THROUGH and n.inputs and not own_grid(n):   # (capture_masking_readers: its own range)
             src = g.node(n.inputs[0])
             n.qparams = src.qparams if src.qparams is not None else affine_qparams(
                 *observer.range(n.name))

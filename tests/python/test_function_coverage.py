@@ -325,6 +325,11 @@ RUNS = {
     "torch.sigmoid(x) > 0.5, .float()": (lambda x: (torch.sigmoid(x) > 0.5).float() * x, S3, R, 1.5,
                                          "int8"),                                          # 1.31
     "Tensor.masked_fill(computed mask)": (lambda x: x.masked_fill(x < -1.0, -1.0), S3, R, 1.5, "int8"),   # 1.23
+    # a masking fill read by a max / sigmoid: the fill and its reader in fp32 (capture_masking_readers)
+    "Tensor.masked_fill(computed mask, -1e9).amax": (lambda x: x.masked_fill(x < -1.0, -1e9).amax(-1), S3, R, 0.5,
+                                                     "fp32"),
+    "torch.sigmoid(torch.where(computed mask, x, -1e4))": (lambda x: torch.sigmoid(torch.where(x > -1.0, x, -1e4)),
+                                                           S3, R, 0.5, "fp32"),
     # two wheres, each operand requantized onto its output's grid, after a mul and a sub
     "& of comparisons": (lambda x: torch.where((x > 0) & (x < 1.0), x * 0.5, torch.where(x >= 1.0, x - 0.5, 0.0)),
                          S3, R, 2.5, "int8"),                                              # 2.43

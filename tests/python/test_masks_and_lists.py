@@ -161,8 +161,9 @@ def test_a_fill_above_the_threshold_is_a_value_not_a_mask(tmp_path):
 
 def test_a_masked_value_read_elsewhere_too(tmp_path):
     """The softmax takes the mask; the other reader (a program output) reads
-    the masked value. (A max of it is refused since test_masked_where.py:
-    its int8 grid holding -1e4 made every kept value one code.)"""
+    the masked value. (A max of it was refused by test_masked_where.py:
+    its int8 grid holding -1e4 made every kept value one code; it runs in fp32 now:
+    test_masking_fill_readers.py.)"""
     def fn(x):
         m = x.masked_fill(x < -1.5, -1e4)
         return torch.softmax(m, -1), m
