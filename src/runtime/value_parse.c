@@ -81,6 +81,23 @@ static ptec_status value_member(ptec_exec_ctx *ctx, uint32_t index, const fb_tab
     return fb->bad ? value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("malformed EValue")) : PTEC_OK;
 }
 
+/* Where member table `m` keeps its field 0 of `width` bytes (0: absent):
+ * ptec_fb_field(fb, m, 0, width) with its checks written out. Every member
+ * kind keeps its payload (a scalar, a list's vector) in field 0, and an
+ * Int's read is most of an int list's. */
+static inline __attribute__((always_inline)) uint32_t payload_at(fb_view *fb, const fb_table *m, uint32_t width)
+{
+    const uint32_t off = m->pos != 0 && m->vt_len >= 6u ? fb_le16(fb->base + m->vtable + 4u) : 0u;
+    if (off == 0) {
+        return 0;
+    }
+    if (off + width > fb->size - m->pos) {
+        fb->bad = true;
+        return 0;
+    }
+    return m->pos + off;
+}
+
 /* The member table of value `index` and its kind tag. */
 static ptec_status value_table(ptec_exec_ctx *ctx, uint32_t index, uint8_t *tag, fb_table *member)
 {
@@ -103,7 +120,8 @@ ptec_status ptec_value_read_int(ptec_exec_ctx *ctx, uint32_t index, int64_t *out
     if (st != PTEC_OK) {
         return st;
     }
-    *out = (int64_t)ptec_fb_u64(&ctx->fb, &member, 0, 0);
+    const uint32_t at = payload_at(&ctx->fb, &member, 8);
+    *out = at != 0 ? (int64_t)fb_le64(ctx->fb.base + at) : 0;
     if (tag != PTEC_VALUE_INT || ctx->fb.bad) {
         return value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("int list item is not an Int"));
     }
@@ -326,8 +344,8 @@ static ptec_status value_parse(ptec_exec_ctx *ctx, uint32_t index, const fb_tabl
     case PTEC_VALUE_DOUBLE:
     case PTEC_VALUE_BOOL: {
         static const uint8_t zero[8];
-        const uint8_t *bytes = ptec_fb_field_bytes(fb, &m, 0, tag == PTEC_VALUE_BOOL ? 1u : 8u);
-        out->u.scalar = bytes != NULL ? bytes : zero;
+        const uint32_t at = payload_at(fb, &m, tag == PTEC_VALUE_BOOL ? 1u : 8u);
+        out->u.scalar = at != 0 ? fb->base + at : zero;
         break;
     }
     case PTEC_VALUE_TENSOR:
@@ -337,7 +355,7 @@ static ptec_status value_parse(ptec_exec_ctx *ctx, uint32_t index, const fb_tabl
         }
         return tensor_parse(ctx, index, &m, tensor, initial);
     default: {
-        fb_vector items = ptec_fb_vec_inline(fb, &m, 0, list_widths[tag]);
+        fb_vector items = ptec_fb_vec_at(fb, payload_at(fb, &m, 4), list_widths[tag]);
         if (items.count > PTEC_MAX_LIST_COUNT) {
             return value_fail(ctx, PTEC_NOT_SUPPORTED, index, PTEC_MSG("list or string longer than 16 M items"));
         }
