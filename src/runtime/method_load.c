@@ -65,9 +65,11 @@ static ptec_status ctx_init(ptec_exec_ctx *ctx, const ptec_program *program, con
 static ptec_status index_vector(ptec_exec_ctx *ctx, const fb_table *t, unsigned field, fb_vector *v)
 {
     *v = ptec_fb_vec(&ctx->fb, t, field, 4);
-    for (uint32_t i = 0; i < v->count && !ctx->fb.bad; ++i) {
-        if (fb_le32(ctx->fb.base + v->data + 4u * i) >= ctx->values.count) {
+    const uint8_t *items = ctx->fb.base + v->data;
+    for (uint32_t i = 0; i < v->count; ++i) {
+        if (fb_le32(items + 4u * i) >= ctx->values.count) {
             ctx->fb.bad = true;
+            break;
         }
     }
     return ctx->fb.bad ? instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("a value list names no value")) : PTEC_OK;
