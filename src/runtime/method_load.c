@@ -65,9 +65,11 @@ static ptec_status ctx_init(ptec_exec_ctx *ctx, const ptec_program *program, con
 static ptec_status index_vector(ptec_exec_ctx *ctx, const fb_table *t, unsigned field, fb_vector *v)
 {
     *v = ptec_fb_vec(&ctx->fb, t, field, 4);
-    for (uint32_t i = 0; i < v->count && !ctx->fb.bad; ++i) {
-        if (fb_le32(ctx->fb.base + v->data + 4u * i) >= ctx->values.count) {
+    const uint8_t *items = ctx->fb.base + v->data;
+    for (uint32_t i = 0; i < v->count; ++i) {
+        if (fb_le32(items + 4u * i) >= ctx->values.count) {
             ctx->fb.bad = true;
+            break;
         }
     }
     return ctx->fb.bad ? instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("a value list names no value")) : PTEC_OK;
@@ -86,8 +88,8 @@ static bool vector_contains(const ptec_exec_ctx *ctx, const fb_vector *v, uint32
 /* A tensor that is neither constant nor planned, holds bytes, and is not an
  * input or output could never get memory. A constant input is refused too:
  * the caller's bytes would replace what the kernels checked at prepare. */
-static ptec_status check_has_memory(ptec_exec_ctx *ctx, uint32_t i, const ptec_value *v, const ptec_tensor *t,
-                                    const fb_vector *inputs, const fb_vector *outputs)
+static ptec_status check_has_memory_of(ptec_exec_ctx *ctx, uint32_t i, const ptec_value *v, const ptec_tensor *t,
+                                       const fb_vector *inputs, const fb_vector *outputs)
 {
     if (v->kind == PTEC_VALUE_TENSOR && (t->flags & PTEC_TENSOR_CONSTANT) && vector_contains(ctx, inputs, i)) {
         ptec_detail_fmt f;
@@ -107,6 +109,20 @@ static ptec_status check_has_memory(ptec_exec_ctx *ctx, uint32_t i, const ptec_v
         return ptec_detail_end(&f);
     }
     return PTEC_OK;
+}
+
+/* check_has_memory_of for the values it can refuse: a tensor that is
+ * constant or not planned (most values are neither tensors nor that, and a
+ * call per value was a tenth of the walk's own loop). */
+static inline __attribute__((always_inline)) ptec_status check_has_memory(ptec_exec_ctx *ctx, uint32_t i, const ptec_value *v,
+                                                                         const ptec_tensor *t, const fb_vector *inputs,
+                                                                         const fb_vector *outputs)
+{
+    if (v->kind != PTEC_VALUE_TENSOR ||
+        (t->flags & (PTEC_TENSOR_CONSTANT | PTEC_TENSOR_PLANNED)) == PTEC_TENSOR_PLANNED) {
+        return PTEC_OK;
+    }
+    return check_has_memory_of(ctx, i, v, t, inputs, outputs);
 }
 
 /* The measuring pass decodes every call argument anyway, for the kernel's

@@ -28,28 +28,74 @@ static inline uint32_t u32_at(const fb_view *fb, uint32_t pos, uint32_t dflt)
 }
 
 /* The member table of EValue table `ev` (value `index`) and its kind tag. */
-static inline ptec_status value_member(ptec_exec_ctx *ctx, uint32_t index, const fb_table *ev, uint8_t *tag,
+static ptec_status value_member(ptec_exec_ctx *ctx, uint32_t index, const fb_table *ev, uint8_t *tag,
                                 fb_table *member)
 {
     /* Every decode starts here: ptec_fb_field's checks for the two fields
-     * written out (field id is in the vtable when 6 + 2 * id <= vt_len; a
-     * table that is not "none" lies in the buffer with 4 bytes of room). */
+     * and ptec_fb_sub_at's for the member table, written out in one piece
+     * (as calls they were a tenth of a load): field id is in the vtable when
+     * 6 + 2 * id <= vt_len; a table that is not "none" lies in the buffer
+     * with 4 bytes of room; the member's uoffset, soffset and vtable land in
+     * the buffer. */
     fb_view *fb = &ctx->fb;
-    uint32_t type_at = 0, val_at = 0;
+    const uint8_t *base = fb->base;
+    const uint32_t size = fb->size;
+    fb_table m = {0, 0, 0};
+    *tag = 0;
     if (ev->pos != 0) {
-        const uint8_t *vt = fb->base + ev->vtable;
-        const uint32_t room = fb->size - ev->pos;
+        const uint8_t *vt = base + ev->vtable;
+        const uint32_t room = size - ev->pos;
         const uint32_t type_off = ev->vt_len >= 6u ? fb_le16(vt + 4) : 0u;
         const uint32_t val_off = ev->vt_len >= 8u ? fb_le16(vt + 6) : 0u;
         if (type_off + 1u > room || val_off + 4u > room) {
             fb->bad = true;
+        } else {
+            if (type_off != 0) {
+                *tag = base[ev->pos + type_off];
+            }
+            if (val_off != 0) {
+                /* pos + val_off + 4 <= size < 2^32: no overflow in 64 bits;
+                 * size >= 4 since room >= 4. */
+                const uint32_t at = ev->pos + val_off;
+                const uint64_t pos = (uint64_t)at + fb_le32(base + at);
+                bool ok = false;
+                if (pos <= size - 4u) {
+                    const int64_t vtable = (int64_t)pos - (int32_t)fb_le32(base + pos);
+                    if (vtable >= 0 && (uint64_t)vtable <= size - 4u) {
+                        const uint32_t vt_len = fb_le16(base + vtable);
+                        if (vt_len >= 4u && vt_len <= size - (uint32_t)vtable) {
+                            m.pos = (uint32_t)pos;
+                            m.vtable = (uint32_t)vtable;
+                            m.vt_len = vt_len;
+                            ok = true;
+                        }
+                    }
+                }
+                if (!ok) {
+                    fb->bad = true;
+                }
+            }
         }
-        type_at = type_off != 0 && type_off + 1u <= room ? ev->pos + type_off : 0u;
-        val_at = val_off != 0 && val_off + 4u <= room ? ev->pos + val_off : 0u;
     }
-    *tag = u8_at(fb, type_at, 0);
-    *member = ptec_fb_sub_at(fb, val_at);
-    return ctx->fb.bad ? value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("malformed EValue")) : PTEC_OK;
+    *member = m;
+    return fb->bad ? value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("malformed EValue")) : PTEC_OK;
+}
+
+/* Where member table `m` keeps its field 0 of `width` bytes (0: absent):
+ * ptec_fb_field(fb, m, 0, width) with its checks written out. Every member
+ * kind keeps its payload (a scalar, a list's vector) in field 0, and an
+ * Int's read is most of an int list's. */
+static inline __attribute__((always_inline)) uint32_t payload_at(fb_view *fb, const fb_table *m, uint32_t width)
+{
+    const uint32_t off = m->pos != 0 && m->vt_len >= 6u ? fb_le16(fb->base + m->vtable + 4u) : 0u;
+    if (off == 0) {
+        return 0;
+    }
+    if (off + width > fb->size - m->pos) {
+        fb->bad = true;
+        return 0;
+    }
+    return m->pos + off;
 }
 
 /* The member table of value `index` and its kind tag. */
@@ -74,7 +120,8 @@ ptec_status ptec_value_read_int(ptec_exec_ctx *ctx, uint32_t index, int64_t *out
     if (st != PTEC_OK) {
         return st;
     }
-    *out = (int64_t)ptec_fb_u64(&ctx->fb, &member, 0, 0);
+    const uint32_t at = payload_at(&ctx->fb, &member, 8);
+    *out = at != 0 ? (int64_t)fb_le64(ctx->fb.base + at) : 0;
     if (tag != PTEC_VALUE_INT || ctx->fb.bad) {
         return value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("int list item is not an Int"));
     }
@@ -297,8 +344,8 @@ static ptec_status value_parse(ptec_exec_ctx *ctx, uint32_t index, const fb_tabl
     case PTEC_VALUE_DOUBLE:
     case PTEC_VALUE_BOOL: {
         static const uint8_t zero[8];
-        const uint8_t *bytes = ptec_fb_field_bytes(fb, &m, 0, tag == PTEC_VALUE_BOOL ? 1u : 8u);
-        out->u.scalar = bytes != NULL ? bytes : zero;
+        const uint32_t at = payload_at(fb, &m, tag == PTEC_VALUE_BOOL ? 1u : 8u);
+        out->u.scalar = at != 0 ? fb->base + at : zero;
         break;
     }
     case PTEC_VALUE_TENSOR:
@@ -308,7 +355,7 @@ static ptec_status value_parse(ptec_exec_ctx *ctx, uint32_t index, const fb_tabl
         }
         return tensor_parse(ctx, index, &m, tensor, initial);
     default: {
-        fb_vector items = ptec_fb_vec_inline(fb, &m, 0, list_widths[tag]);
+        fb_vector items = ptec_fb_vec_at(fb, payload_at(fb, &m, 4), list_widths[tag]);
         if (items.count > PTEC_MAX_LIST_COUNT) {
             return value_fail(ctx, PTEC_NOT_SUPPORTED, index, PTEC_MSG("list or string longer than 16 M items"));
         }
