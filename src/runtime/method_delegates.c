@@ -2,7 +2,9 @@
  * requirements pass finds each delegate's backend and adds what its prepare()
  * reports to the method's needs; the load repeats that walk, places each
  * delegate's persistent bytes in the metadata region, hands it its share of
- * scratch and fast scratch and the planned buffers, and calls init(). */
+ * scratch and fast scratch and the planned buffers, and calls init().
+ * Library ptec_delegates, not the core: the core calls it through
+ * ptec_delegate_hook, which a backend table listing any backend sets. */
 #include <string.h>
 
 #include "runtime/pte_schema.h"
@@ -92,8 +94,10 @@ static ptec_status start(ptec_exec_ctx *ctx, ptec_delegate_ctx *d, const ptec_de
     return st != PTEC_OK ? hook_fail(ctx, d, st, PTEC_MSG(" refused delegate ")) : PTEC_OK;
 }
 
-ptec_status ptec_delegates_load(ptec_exec_ctx *ctx, ptec_meta_arena *meta, fb_vector *delegates,
-                                ptec_delegate_ctx **out, size_t *scratch)
+static void delegates_destroy(ptec_delegate_ctx *delegates, uint32_t count);
+
+static ptec_status delegates_load(ptec_exec_ctx *ctx, ptec_meta_arena *meta, fb_vector *delegates,
+                                  ptec_delegate_ctx **out, size_t *scratch)
 {
     *out = NULL;
     *delegates = ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_DELEGATES, 4);
@@ -106,7 +110,7 @@ ptec_status ptec_delegates_load(ptec_exec_ctx *ctx, ptec_meta_arena *meta, fb_ve
         memset(d, 0, sizeof *d);
         fb_table entry = ptec_fb_at(&ctx->fb, delegates, i);
         if (ctx->fb.bad) {
-            ptec_delegates_destroy(placed, i);
+            delegates_destroy(placed, i);
             return ptec_detail_fail(ctx->error, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed delegate entry"));
         }
         ptec_status st = ptec_delegate_locate(ctx->program, &entry, &id, &id_len, &d->blob, ctx->error);
@@ -137,7 +141,7 @@ ptec_status ptec_delegates_load(ptec_exec_ctx *ctx, ptec_meta_arena *meta, fb_ve
         if (st != PTEC_OK) {
             /* The method never records a half-built delegate table: undo the
              * ones that did start. */
-            ptec_delegates_destroy(placed, i);
+            delegates_destroy(placed, i);
             return st;
         }
         *scratch = needs.scratch_bytes > *scratch ? needs.scratch_bytes : *scratch;
@@ -149,7 +153,7 @@ ptec_status ptec_delegates_load(ptec_exec_ctx *ctx, ptec_meta_arena *meta, fb_ve
     return PTEC_OK;
 }
 
-void ptec_delegates_destroy(ptec_delegate_ctx *delegates, uint32_t count)
+static void delegates_destroy(ptec_delegate_ctx *delegates, uint32_t count)
 {
     for (uint32_t k = count; delegates != NULL && k > 0; --k) {
         ptec_delegate_ctx *d = &delegates[k - 1u];
@@ -158,3 +162,6 @@ void ptec_delegates_destroy(ptec_delegate_ctx *delegates, uint32_t count)
         }
     }
 }
+
+/* What the core calls through ptec_delegate_hook (runtime_internal.h). */
+const struct ptec_delegate_support ptec_delegate_support = {delegates_load, delegates_destroy};
