@@ -53,21 +53,6 @@ static ptec_status hook_fail(ptec_exec_ctx *ctx, const ptec_delegate_ctx *d, pte
     return ptec_detail_end(&f);
 }
 
-static ptec_status backend_missing(ptec_exec_ctx *ctx, const char *id, uint32_t id_len, uint32_t index,
-                                   size_t blob_size)
-{
-    ptec_detail_fmt f;
-    ptec_detail_begin(&f, ctx->error, PTEC_NOT_FOUND, -1, NULL, 0);
-    ptec_detail_str(&f, PTEC_MSG("backend "));
-    ptec_detail_strn(&f, id, id_len);
-    ptec_detail_str(&f, PTEC_MSG(" not available in this build (delegate "));
-    ptec_detail_u64(&f, index);
-    ptec_detail_str(&f, PTEC_MSG(", "));
-    ptec_detail_u64(&f, blob_size);
-    ptec_detail_str(&f, PTEC_MSG("-byte blob)"));
-    return ptec_detail_end(&f);
-}
-
 static ptec_region share(const ptec_region *method_region, size_t bytes)
 {
     ptec_region r = {bytes > 0 ? method_region->base : NULL, bytes};
@@ -116,7 +101,7 @@ static ptec_status delegates_load(ptec_exec_ctx *ctx, ptec_meta_arena *meta, fb_
         ptec_status st = ptec_delegate_locate(ctx->program, &entry, &id, &id_len, &d->blob, ctx->error);
         d->backend = st == PTEC_OK ? ptec_backend_find(id, id_len) : NULL;
         if (st == PTEC_OK && d->backend == NULL) {
-            st = backend_missing(ctx, id, id_len, i, d->blob.size);
+            st = ptec_delegate_missing(ctx, id, id_len, i, d->blob.size);
         }
         d->index = i;
         d->planned = ctx->planned;

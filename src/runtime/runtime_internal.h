@@ -131,6 +131,9 @@ bool ptec_record_find(const ptec_program *program, uint32_t method, ptec_record_
 
 ptec_status ptec_delegate_locate(const ptec_program *program, const fb_table *delegate, const char **id,
                                  uint32_t *id_len, ptec_delegate_blob *blob, ptec_error_detail *sink);
+/* NotFound: "backend <id> not available in this build (delegate i, n-byte blob)". */
+ptec_status ptec_delegate_missing(ptec_exec_ctx *ctx, const char *id, uint32_t id_len, uint32_t index,
+                                  size_t blob_size);
 
 /* Metadata arena ---------------------------------------------------------- */
 /* The load places objects in the caller's metadata region in the order the
@@ -175,7 +178,7 @@ static inline void *ptec_meta_take(ptec_meta_arena *a, size_t count, size_t size
  * needs (raising *scratch and ctx->fast_scratch_bytes to them); when loading
  * (ctx->method set), places and initialises each one. *out: the contexts,
  * NULL when measuring. Without delegate support (below) a plan with any
- * delegate fails with PTEC_NOT_FOUND naming its first one. */
+ * delegate fails at its first one as if its backend were missing. */
 ptec_status ptec_delegates_load(ptec_exec_ctx *ctx, ptec_meta_arena *meta, fb_vector *delegates,
                                 ptec_delegate_ctx **out, size_t *scratch);
 /* Destroys the first `count` delegates of a method, last first. */

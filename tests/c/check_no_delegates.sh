@@ -4,7 +4,7 @@
 #   check_no_delegates.sh NO_BACKEND_EXE WITH_BACKEND_EXE
 set -eu
 nm_cmd=${NM:-nm}
-symbols='ptec_delegate_support|ptec_delegate_locate|ptec_delegate_fail|ptec_delegate_compile_spec'
+symbols='ptec_delegate_support|ptec_delegate_fail|ptec_delegate_compile_spec|ptec_program_delegate'
 if "$nm_cmd" "$1" | grep -E " [TDRtdr] ($symbols)\$"; then
   echo "FAIL: $1 links delegate support with no backend registered" >&2
   exit 1
