@@ -2,7 +2,7 @@
 # build's libraries and board for vendor IDEs and plain Makefiles, written by
 # scripts/dist.py from the manifest below: the exact sources, include paths,
 # definitions and flags of this build's targets (docs/integration.md).
-set(ptec_dist_libs ptec_runtime ptec_kernels_portable ptec_kernels_cortex_m ptec_kernels ptec_backends)
+set(ptec_dist_libs ptec_runtime ptec_kernels_portable ptec_kernels_cortex_m ptec_kernels ptec_backends ptec_delegates)
 set(ptec_dist_ethos_u ptec_ethos_u ptec_npu_driver_direct ptec_npu_model)
 set(ptec_dist_manifest ${PROJECT_BINARY_DIR}/ptec_dist_manifest.txt)
 get_property(PTEC_NN_VARIANT_SOURCES GLOBAL PROPERTY PTEC_NN_VARIANT_SOURCES)

@@ -7,13 +7,14 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 set(ptec_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/ptec)
 
-set(ptec_export ptec_runtime ptec_kernels ptec_kernels_cortex_m ptec_kernels_portable ptec_backends
+set(ptec_export ptec_runtime ptec_kernels ptec_kernels_cortex_m ptec_kernels_portable ptec_backends ptec_delegates
     ptec ptec_board)
 set_target_properties(ptec_runtime PROPERTIES EXPORT_NAME runtime)
 set_target_properties(ptec_kernels PROPERTIES EXPORT_NAME kernels)
 set_target_properties(ptec_kernels_cortex_m PROPERTIES EXPORT_NAME kernels_cortex_m)
 set_target_properties(ptec_kernels_portable PROPERTIES EXPORT_NAME kernels_portable)
 set_target_properties(ptec_backends PROPERTIES EXPORT_NAME backends)
+set_target_properties(ptec_delegates PROPERTIES EXPORT_NAME delegates)
 set_target_properties(ptec PROPERTIES EXPORT_NAME ptec)
 set_target_properties(ptec_board PROPERTIES EXPORT_NAME board)
 if(PTEC_ETHOSU)

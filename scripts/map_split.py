@@ -25,7 +25,7 @@ def part_of(path):
     name = path.replace("\\", "/")
     if "libptec_runtime.a" in name:
         return "runtime core"
-    if re.search(r"libptec_(backends|ethos_u|npu_\w+)\.a", name):
+    if re.search(r"libptec_(backends|delegates|ethos_u|npu_\w+)\.a", name):
         return "backends"
     if re.search(r"libptec_kernels(_\w+)?\.a", name) or name.endswith("kernel_table.c.obj"):
         return "kernels"

@@ -4,8 +4,10 @@
 #   scripts/size.sh --core-only      (part 1 alone; bench/runtime_size.sh)
 # Cross-builds every cortex-m preset (-Os; scripts/cortex_m_cores.sh), then prints
 #  1. .text/.data/.bss of the runtime core (libptec_runtime.a: no kernels,
-#     no backends, no board), per target, with and without the prose of
-#     error messages (PTEC_ERROR_MESSAGES=OFF);
+#     no backends, no delegate support, no board), per target, with and
+#     without the prose of error messages (PTEC_ERROR_MESSAGES=OFF), and on
+#     its own line the delegate support (libptec_delegates.a) that firmware
+#     registering a backend links on top of it (docs/runtime.md, "Delegates");
 #  2. for each runner firmware (default: ptec_runner, the fixed-address
 #     runner with every kernel, and ptec_runner_module_linear, a program
 #     compiled in with only its kernels), the linked image split into runtime
@@ -23,7 +25,9 @@ jobs=2 # the machine is shared: never more
 python=/usr/bin/python3
 [ -x "$python" ] || python=python3
 
-core_size() { arm-none-eabi-size -t "$1/src/libptec_runtime.a" | tail -1 | awk '{printf "%8s %8s %8s", $1, $2, $3}'; }
+lib_size() { arm-none-eabi-size -t "$1/src/lib$2.a" | tail -1 | awk '{printf "%8s %8s %8s", $1, $2, $3}'; }
+core_size() { lib_size "$1" ptec_runtime; }
+delegates_size() { lib_size "$1" ptec_delegates; }
 
 echo "== runtime core (libptec_runtime.a), -Os; .text = code + read-only data =="
 printf '%-12s %-28s %8s %8s %8s\n' target "runtime core" .text .data .bss
@@ -33,22 +37,29 @@ for t in "${targets[@]}"; do
   cmake --build --preset "$t" -j "$jobs" >/dev/null
   printf '%-12s %-28s %s\n' "$t" "with error messages" "$(core_size "build/$t")"
   cmake --preset "$t" -B "build/$t-terse" -DPTEC_ERROR_MESSAGES=OFF >/dev/null
-  cmake --build "build/$t-terse" -j "$jobs" --target ptec_runtime >/dev/null
+  cmake --build "build/$t-terse" -j "$jobs" --target ptec_runtime ptec_delegates >/dev/null
   printf '%-12s %-28s %s\n' "$t" "codes only (messages off)" "$(core_size "build/$t-terse")"
+  printf '%-12s %-28s %s\n' "$t" "+ delegate support" "$(delegates_size "build/$t")"
+  printf '%-12s %-28s %s\n' "$t" "+ delegates, messages off" "$(delegates_size "build/$t-terse")"
   echo "figure size.$t.core_text $(core_size "build/$t" | awk '{print $1}')"
   echo "figure size.$t.core_text_terse $(core_size "build/$t-terse" | awk '{print $1}')"
+  echo "figure size.$t.delegates_text $(delegates_size "build/$t" | awk '{print $1}')"
+  echo "figure size.$t.delegates_text_terse $(delegates_size "build/$t-terse" | awk '{print $1}')"
 done
 
 # Where the M55 core's bytes are, file by file, with and without the
-# prose of error messages (docs/performance.md).
-for build in cortex-m55 cortex-m55-terse; do
-  [ -f "build/$build/src/libptec_runtime.a" ] || continue
-  key=core; [ "$build" = cortex-m55 ] || key=core_terse
-  echo
-  echo "== runtime core by file ($build): .text =="
-  arm-none-eabi-size "build/$build/src/libptec_runtime.a" | awk -v key="$key" 'NR > 1 {
-    name = $6; sub(/\.c\.obj$/, "", name); printf "%-20s %8d\n", name, $1
-    printf "figure size.cortex-m55.%s.%s %d\n", key, name, $1 }'
+# prose of error messages (docs/performance.md); then the delegate support's.
+for lib in ptec_runtime ptec_delegates; do
+  for build in cortex-m55 cortex-m55-terse; do
+    [ -f "build/$build/src/lib$lib.a" ] || continue
+    key=core; [ "$lib" = ptec_runtime ] || key=delegates
+    [ "$build" = cortex-m55 ] || key=${key}_terse
+    echo
+    echo "== lib$lib.a by file ($build): .text =="
+    arm-none-eabi-size "build/$build/src/lib$lib.a" | awk -v key="$key" 'NR > 1 {
+      name = $6; sub(/\.c\.obj$/, "", name); printf "%-20s %8d\n", name, $1
+      printf "figure size.cortex-m55.%s.%s %d\n", key, name, $1 }'
+  done
 done
 
 for name in ${firmware[@]+"${firmware[@]}"}; do

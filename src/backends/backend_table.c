@@ -20,6 +20,15 @@ static const ptec_backend *const backend_table[] = {
     NULL
 };
 
+/* Registering a backend is what links delegate support (the ptec_delegates
+ * library): the load calls it through this hook, NULL when the table is
+ * empty, so a build with no backend links none of it and refuses programs
+ * with delegates, naming the backend (src/runtime/delegate_hook.c). */
+struct ptec_delegate_support;
+extern const struct ptec_delegate_support ptec_delegate_support;
+const struct ptec_delegate_support *const ptec_delegate_hook =
+    sizeof backend_table > sizeof backend_table[0] ? &ptec_delegate_support : NULL;
+
 size_t ptec_backend_count(void)
 {
     return sizeof(backend_table) / sizeof(backend_table[0]) - 1u;

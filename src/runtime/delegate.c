@@ -1,40 +1,10 @@
-/* Delegate blobs: found inline in the flatbuffer or in a segment. */
+/* Delegate queries for backends and tools (the ptec_delegates library):
+ * ptec_delegate_locate, which the load also uses, is the core's
+ * (delegate_hook.c). */
 #include <string.h>
 
 #include "runtime/pte_schema.h"
 #include "runtime/runtime_internal.h"
-
-ptec_status ptec_delegate_locate(const ptec_program *p, const fb_table *delegate, const char **id, uint32_t *id_len,
-                                 ptec_delegate_blob *blob, ptec_error_detail *sink)
-{
-    fb_view fb = ptec_program_fb(p);
-    memset(blob, 0, sizeof *blob);
-    *id = ptec_fb_str(&fb, delegate, DELEGATE_ID, id_len);
-    fb_vector specs = ptec_fb_vec(&fb, delegate, DELEGATE_COMPILE_SPECS, 4);
-    fb_table ref = ptec_fb_sub(&fb, delegate, DELEGATE_PROCESSED);
-    uint8_t location = ptec_fb_u8(&fb, &ref, DATAREF_LOCATION, DATA_INLINE);
-    uint32_t index = ptec_fb_u32(&fb, &ref, DATAREF_INDEX, 0);
-    if (fb.bad || ref.pos == 0 || location > DATA_SEGMENT) {
-        return ptec_detail_fail(sink, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed delegate entry"));
-    }
-    blob->specs = specs.count ? fb.base + specs.data : NULL;
-    blob->spec_count = specs.count;
-    blob->program = fb.base;
-    blob->program_size = fb.size;
-    if (location == DATA_SEGMENT) {
-        return ptec_segment_find(p, index, &blob->data, &blob->size, sink);
-    }
-    fb_table root = ptec_fb_table(&fb, p->root);
-    fb_vector inline_data = ptec_fb_vec(&fb, &root, PROGRAM_DELEGATE_DATA, 4);
-    fb_table entry = ptec_fb_at(&fb, &inline_data, index);
-    fb_vector bytes = ptec_fb_vec(&fb, &entry, INLINE_DATA_DATA, 1);
-    if (fb.bad) {
-        return ptec_detail_fail(sink, PTEC_INVALID_PROGRAM, PTEC_MSG("inline delegate data missing or malformed"));
-    }
-    blob->data = fb.base + bytes.data;
-    blob->size = bytes.count;
-    return PTEC_OK;
-}
 
 ptec_status ptec_program_delegate(const ptec_program *p, const char *method_name, size_t index,
                                   const char **backend_id, size_t *backend_id_len, ptec_delegate_blob *blob)

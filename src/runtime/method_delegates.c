@@ -2,7 +2,9 @@
  * requirements pass finds each delegate's backend and adds what its prepare()
  * reports to the method's needs; the load repeats that walk, places each
  * delegate's persistent bytes in the metadata region, hands it its share of
- * scratch and fast scratch and the planned buffers, and calls init(). */
+ * scratch and fast scratch and the planned buffers, and calls init().
+ * Library ptec_delegates, not the core: the core calls it through
+ * ptec_delegate_hook, which a backend table listing any backend sets. */
 #include <string.h>
 
 #include "runtime/pte_schema.h"
@@ -51,21 +53,6 @@ static ptec_status hook_fail(ptec_exec_ctx *ctx, const ptec_delegate_ctx *d, pte
     return ptec_detail_end(&f);
 }
 
-static ptec_status backend_missing(ptec_exec_ctx *ctx, const char *id, uint32_t id_len, uint32_t index,
-                                   size_t blob_size)
-{
-    ptec_detail_fmt f;
-    ptec_detail_begin(&f, ctx->error, PTEC_NOT_FOUND, -1, NULL, 0);
-    ptec_detail_str(&f, PTEC_MSG("backend "));
-    ptec_detail_strn(&f, id, id_len);
-    ptec_detail_str(&f, PTEC_MSG(" not available in this build (delegate "));
-    ptec_detail_u64(&f, index);
-    ptec_detail_str(&f, PTEC_MSG(", "));
-    ptec_detail_u64(&f, blob_size);
-    ptec_detail_str(&f, PTEC_MSG("-byte blob)"));
-    return ptec_detail_end(&f);
-}
-
 static ptec_region share(const ptec_region *method_region, size_t bytes)
 {
     ptec_region r = {bytes > 0 ? method_region->base : NULL, bytes};
@@ -92,8 +79,10 @@ static ptec_status start(ptec_exec_ctx *ctx, ptec_delegate_ctx *d, const ptec_de
     return st != PTEC_OK ? hook_fail(ctx, d, st, PTEC_MSG(" refused delegate ")) : PTEC_OK;
 }
 
-ptec_status ptec_delegates_load(ptec_exec_ctx *ctx, ptec_meta_arena *meta, fb_vector *delegates,
-                                ptec_delegate_ctx **out, size_t *scratch)
+static void delegates_destroy(ptec_delegate_ctx *delegates, uint32_t count);
+
+static ptec_status delegates_load(ptec_exec_ctx *ctx, ptec_meta_arena *meta, fb_vector *delegates,
+                                  ptec_delegate_ctx **out, size_t *scratch)
 {
     *out = NULL;
     *delegates = ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_DELEGATES, 4);
@@ -106,13 +95,13 @@ ptec_status ptec_delegates_load(ptec_exec_ctx *ctx, ptec_meta_arena *meta, fb_ve
         memset(d, 0, sizeof *d);
         fb_table entry = ptec_fb_at(&ctx->fb, delegates, i);
         if (ctx->fb.bad) {
-            ptec_delegates_destroy(placed, i);
+            delegates_destroy(placed, i);
             return ptec_detail_fail(ctx->error, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed delegate entry"));
         }
         ptec_status st = ptec_delegate_locate(ctx->program, &entry, &id, &id_len, &d->blob, ctx->error);
         d->backend = st == PTEC_OK ? ptec_backend_find(id, id_len) : NULL;
         if (st == PTEC_OK && d->backend == NULL) {
-            st = backend_missing(ctx, id, id_len, i, d->blob.size);
+            st = ptec_delegate_missing(ctx, id, id_len, i, d->blob.size);
         }
         d->index = i;
         d->planned = ctx->planned;
@@ -137,7 +126,7 @@ ptec_status ptec_delegates_load(ptec_exec_ctx *ctx, ptec_meta_arena *meta, fb_ve
         if (st != PTEC_OK) {
             /* The method never records a half-built delegate table: undo the
              * ones that did start. */
-            ptec_delegates_destroy(placed, i);
+            delegates_destroy(placed, i);
             return st;
         }
         *scratch = needs.scratch_bytes > *scratch ? needs.scratch_bytes : *scratch;
@@ -149,7 +138,7 @@ ptec_status ptec_delegates_load(ptec_exec_ctx *ctx, ptec_meta_arena *meta, fb_ve
     return PTEC_OK;
 }
 
-void ptec_delegates_destroy(ptec_delegate_ctx *delegates, uint32_t count)
+static void delegates_destroy(ptec_delegate_ctx *delegates, uint32_t count)
 {
     for (uint32_t k = count; delegates != NULL && k > 0; --k) {
         ptec_delegate_ctx *d = &delegates[k - 1u];
@@ -158,3 +147,6 @@ void ptec_delegates_destroy(ptec_delegate_ctx *delegates, uint32_t count)
         }
     }
 }
+
+/* What the core calls through ptec_delegate_hook (runtime_internal.h). */
+const struct ptec_delegate_support ptec_delegate_support = {delegates_load, delegates_destroy};

@@ -131,6 +131,9 @@ bool ptec_record_find(const ptec_program *program, uint32_t method, ptec_record_
 
 ptec_status ptec_delegate_locate(const ptec_program *program, const fb_table *delegate, const char **id,
                                  uint32_t *id_len, ptec_delegate_blob *blob, ptec_error_detail *sink);
+/* NotFound: "backend <id> not available in this build (delegate i, n-byte blob)". */
+ptec_status ptec_delegate_missing(ptec_exec_ctx *ctx, const char *id, uint32_t id_len, uint32_t index,
+                                  size_t blob_size);
 
 /* Metadata arena ---------------------------------------------------------- */
 /* The load places objects in the caller's metadata region in the order the
@@ -174,11 +177,26 @@ static inline void *ptec_meta_take(ptec_meta_arena *a, size_t count, size_t size
 /* The plan's delegate list: finds each delegate's backend and asks it for its
  * needs (raising *scratch and ctx->fast_scratch_bytes to them); when loading
  * (ctx->method set), places and initialises each one. *out: the contexts,
- * NULL when measuring. */
+ * NULL when measuring. Without delegate support (below) a plan with any
+ * delegate fails at its first one as if its backend were missing. */
 ptec_status ptec_delegates_load(ptec_exec_ctx *ctx, ptec_meta_arena *meta, fb_vector *delegates,
                                 ptec_delegate_ctx **out, size_t *scratch);
 /* Destroys the first `count` delegates of a method, last first. */
 void ptec_delegates_destroy(ptec_delegate_ctx *delegates, uint32_t count);
+
+/* Delegate support is a library of its own (ptec_delegates:
+ * method_delegates.c, delegate.c), outside the core. The core reaches it only
+ * through ptec_delegate_hook, which the backend table defines
+ * (src/backends/backend_table.c): &ptec_delegate_support when the table lists
+ * a backend, NULL when it lists none, so that a build registering no backend
+ * links none of the delegate code (delegate_hook.c). */
+struct ptec_delegate_support {
+    ptec_status (*load)(ptec_exec_ctx *ctx, ptec_meta_arena *meta, fb_vector *delegates, ptec_delegate_ctx **out,
+                        size_t *scratch);
+    void (*destroy)(ptec_delegate_ctx *delegates, uint32_t count);
+};
+extern const struct ptec_delegate_support ptec_delegate_support;
+extern const struct ptec_delegate_support *const ptec_delegate_hook;
 
 /* Values ----------------------------------------------------------------- */
 /* A loaded method keeps a value header only for the kinds something reads

@@ -1,4 +1,6 @@
 /* Element types, layout predicates and run-time sizes of bound-dynamic tensors. */
+#include <string.h>
+
 #include "ptec/kernel.h"
 #include "runtime/checked_math.h"
 
@@ -22,34 +24,25 @@ size_t ptec_dtype_size(int dtype)
     }
 }
 
+/* The names by code, in one string: "" for the codes ptec has no dtype for
+ * (8-10: the complex types, 18-21). A table of pointers would take 4 bytes
+ * a code; only error messages and tools read the names. */
+static const char dtype_names[] =
+    "uint8\0int8\0int16\0int32\0int64\0float16\0float32\0float64\0\0\0\0"         /* 0-10 */
+    "bool\0qint8\0quint8\0qint32\0bfloat16\0quint4x2\0quint2x4\0\0\0\0\0"        /* 11-21 */
+    "bits16\0float8_e5m2\0float8_e4m3fn\0float8_e5m2fnuz\0float8_e4m3fnuz\0" /* 22-26 */
+    "uint16\0uint32\0uint64";                                              /* 27-29 */
+
 const char *ptec_dtype_name(int dtype)
 {
-    switch (dtype) {
-    case PTEC_DTYPE_BYTE: return "uint8";
-    case PTEC_DTYPE_CHAR: return "int8";
-    case PTEC_DTYPE_SHORT: return "int16";
-    case PTEC_DTYPE_INT: return "int32";
-    case PTEC_DTYPE_LONG: return "int64";
-    case PTEC_DTYPE_HALF: return "float16";
-    case PTEC_DTYPE_FLOAT: return "float32";
-    case PTEC_DTYPE_DOUBLE: return "float64";
-    case PTEC_DTYPE_BOOL: return "bool";
-    case PTEC_DTYPE_QINT8: return "qint8";
-    case PTEC_DTYPE_QUINT8: return "quint8";
-    case PTEC_DTYPE_QINT32: return "qint32";
-    case PTEC_DTYPE_BFLOAT16: return "bfloat16";
-    case PTEC_DTYPE_QUINT4X2: return "quint4x2";
-    case PTEC_DTYPE_QUINT2X4: return "quint2x4";
-    case PTEC_DTYPE_BITS16: return "bits16";
-    case PTEC_DTYPE_FLOAT8E5M2: return "float8_e5m2";
-    case PTEC_DTYPE_FLOAT8E4M3FN: return "float8_e4m3fn";
-    case PTEC_DTYPE_FLOAT8E5M2FNUZ: return "float8_e5m2fnuz";
-    case PTEC_DTYPE_FLOAT8E4M3FNUZ: return "float8_e4m3fnuz";
-    case PTEC_DTYPE_UINT16: return "uint16";
-    case PTEC_DTYPE_UINT32: return "uint32";
-    case PTEC_DTYPE_UINT64: return "uint64";
-    default: return "invalid";
+    if (dtype < 0 || dtype > PTEC_DTYPE_UINT64) {
+        return "invalid";
     }
+    const char *name = dtype_names;
+    for (int i = 0; i < dtype; ++i) {
+        name += strlen(name) + 1u;
+    }
+    return *name != '\0' ? name : "invalid";
 }
 
 bool ptec_tensor_is_contiguous(const ptec_tensor *t)
