@@ -15,7 +15,7 @@ list(FILTER ptec_board_kernels EXCLUDE REGEX ", ptec only \\*/")
 # TCM, and an int8 model rarely calls them; a program that does lists them (`compile
 # --kernel-list`, which links exactly what it calls). The float grid sampler (a spatial
 # transformer's, rare on a microcontroller) leaves for the same reason: the code TCM holds
-# less than 1 KiB more than this list needs (618 bytes free after the data's load image,
+# less than 1 KiB more than this list needs (26 bytes free after the data's load image,
 # measured without the requirements record's reader, below: the sections in CODE_TCM of
 # build/imx93-m33/firmware/remote/ptec_remote.elf).
 # The overloads end in "," in all_kernels.def, not ".": the
