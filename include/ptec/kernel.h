@@ -38,10 +38,25 @@ struct ptec_exec_ctx; /* runtime-private */
 
 typedef struct ptec_kernel {
     const char *name; /* "namespace::op.overload", e.g. "aten::add.out" */
+    /* The state's bytes, optionally | PTEC_PREPARED_ARGS(bits): read both
+     * through the macros below. */
     uint32_t state_size;
     ptec_status (*prepare)(ptec_op *op);
     ptec_status (*run)(ptec_op *op);
 } ptec_kernel;
+
+/* Optional, in a kernel's state_size (bits 16 to 31). Bit i (i < 16): run()
+ * never reads argument i; prepare kept what the run needs of it (a
+ * tensor's data pointer) in the state. The load then keeps no header for a
+ * value that only such arguments name (a constant weight, say) and points
+ * the argument at an inert None (or Null) once prepare returns. Such an
+ * argument must be a constant or planned tensor, an empty one or a Null:
+ * the load refuses a caller-bound input or output there, whose data
+ * pointer changes after the load. Kernels without it: every argument as
+ * before. */
+#define PTEC_PREPARED_ARGS(bits) ((uint32_t)(bits) << 16)
+#define PTEC_KERNEL_STATE_BYTES(k) ((k)->state_size & 0xFFFFu)
+#define PTEC_KERNEL_PREPARED_ARGS(k) ((k)->state_size >> 16)
 
 struct ptec_op {
     ptec_value *const *argv;  /* argc values, in schema order, then out, then the return slot */

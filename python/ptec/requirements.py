@@ -6,7 +6,8 @@ numbers load, and one byte less does not.
 
 The metadata region is the runtime's walk over the plan (method_load.c):
 one execution context (a head and a region per planned buffer), a bit
-per EValue and a value header per EValue the load keeps (tensors, tensor lists, Bools), a tensor per Tensor, the
+per EValue and a value header per EValue the load keeps (tensors, tensor lists, Bools; not
+those named only as arguments a kernel's run never reads: kept_flags), a tensor per kept Tensor, the
 input flags and I/O pointers, a context per delegate plus its backend's
 persistent bytes, an instruction record per instruction, and per kernel
 call its argument pointers and its kernel's prepared state. Their sizes
@@ -26,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from .backends.cortex_m.runtime_scratch import kernel_scratch
-from .pte.schema import (Bool, DelegateCall, EValue, KernelCall, OptionalTensorList, Program, Tensor, TensorList,
-                         TensorShapeDynamism)
+from .pte.schema import (Bool, DelegateCall, EValue, JumpFalseCall, KernelCall, MoveCall, OptionalTensorList,
+                         Program, Tensor, TensorList, TensorShapeDynamism)
 from .targets import ISA
 
 LAYOUT_FILE = os.path.join(os.path.dirname(__file__), "runtime_layout.json")
@@ -95,6 +96,46 @@ def _kept(v: EValue) -> bool:
     return isinstance(v.val, KEPT_VALUE_TYPES)
 
 
+# method_load.c's LATER_VALUES: values past it are always kept.
+LATER_VALUES = 2048
+
+
+def kept_flags(plan, lay: dict) -> List[bool]:
+    """Which of the plan's values the load keeps a header for
+    (method_load.c's mark_call_args): a kept kind, unless every reference to
+    it is an argument its kernel's run never reads (the layout's
+    prepared_args, PTEC_PREPARED_ARGS) and nothing else (an input or output,
+    a move, a jump, a delegate call, another argument) names it."""
+    values = plan.values or []
+    n = len(values)
+    masks = lay.get("prepared_args", {})
+    operators = plan.operators or []
+    pinned, prepared = set(), set()
+
+    def mark(s, i):
+        if 0 <= i < n and i < LATER_VALUES:
+            s.add(i)
+
+    chains = plan.chains or []
+    for ins in (chains[0].instructions or []) if chains else []:
+        call = ins.instr_args
+        if isinstance(call, MoveCall):
+            mark(pinned, call.move_from)
+            mark(pinned, call.move_to)
+        elif isinstance(call, JumpFalseCall):
+            mark(pinned, call.cond_value_index)
+        elif isinstance(call, (KernelCall, DelegateCall)):
+            mask = 0
+            if isinstance(call, KernelCall) and 0 <= call.op_index < len(operators):
+                op = operators[call.op_index]
+                mask = masks.get(op.name + (f".{op.overload}" if op.overload else ""), 0)
+            for j, a in enumerate(call.args or []):
+                mark(prepared if j < 16 and (mask >> j) & 1 else pinned, a)
+    for a in list(plan.inputs or []) + list(plan.outputs or []):
+        mark(pinned, a)
+    return [_kept(v) and not (i in prepared and i not in pinned) for i, v in enumerate(values)]
+
+
 def _delegate_blob(program: Program, delegate) -> bytes:
     from .pte.inspect import delegate_data
     data = delegate_data(program, delegate)
@@ -150,10 +191,12 @@ def requirements(program: Program, method: str = "forward", target: str = "host"
     # The execution context: its head, then one region (base, size) per planned buffer.
     meta.take(1, sizes["exec_ctx"] + len(planned) * 2 * ptr)
     meta.take((len(values) + 31) // 32, sizes["kept_word"])   # which values are kept, 32 to a word
-    meta.take(sum(_kept(v) for v in values), sizes["value"])
-    for v in values:
+    kept = kept_flags(plan, lay)
+    meta.take(sum(kept), sizes["value"])
+    for v, k in zip(values, kept):
         if isinstance(v.val, Tensor):
-            meta.take(1, sizes["tensor"])
+            if k:   # a tensor the load keeps no header for has no tensor either
+                meta.take(1, sizes["tensor"])
             # A bound-dynamic tensor's writable sizes: current, then bound.
             rank = len(v.val.sizes or [])
             if v.val.shape_dynamism == TensorShapeDynamism.DYNAMIC_BOUND and rank <= lay["config"]["PTEC_MAX_RANK"]:

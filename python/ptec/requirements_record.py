@@ -26,9 +26,9 @@ import copy
 import struct
 from typing import Dict, List, Optional, Tuple
 
-from .pte.schema import Bool, NamedData, OptionalTensorList, Program, Tensor, TensorList
+from .pte.schema import NamedData, Program
 from .pte.writer import layout_segments
-from .requirements import RequirementsError, build_kind, load_layouts, requirements
+from .requirements import RequirementsError, build_kind, kept_flags, load_layouts, requirements
 from .targets import ISA
 
 KEY = "ptec.requirements"
@@ -44,14 +44,15 @@ SIZES = ("exec_ctx", "value", "kept_word", "tensor", "instr", "delegate_ctx")
 CONFIG = ("PTEC_MAX_PLANNED_BUFFERS", "PTEC_DETAIL_LEN", "PTEC_MAX_RANK", "PTEC_MAX_KERNEL_STATE",
           "PTEC_MAX_OP_ARGS")
 ISA_CODES = {"SCALAR": 0, "DSP": 1, "MVE": 2}
-
-_KEPT = (Tensor, TensorList, OptionalTensorList, Bool)
+# Which values a load keeps (requirements_record.c's KEEP_RULE): 2 since
+# values named only as arguments a kernel's run never reads are not kept.
+KEEP_RULE = 2
 
 
 def layout_facts(layout: dict) -> List[int]:
     return ([VERSION, layout["pointer"], layout["meta_align"], layout["buffer_align"]]
             + [layout["sizes"][k] for k in SIZES] + [layout["config"][k] for k in CONFIG]
-            + [ISA_CODES[layout["isa"]]])
+            + [ISA_CODES[layout["isa"]], KEEP_RULE])
 
 
 def fnv1a32(data: bytes) -> int:
@@ -94,12 +95,12 @@ def _entries(program: Program, kinds: List[str], layouts: Dict[str, dict]) -> Li
     for index, plan in enumerate(program.execution_plan or []):
         if plan.delegates:
             continue
-        kept = sum(isinstance(v.val, _KEPT) for v in plan.values or [])
         for kind in kinds:
             try:
                 r = requirements(program, plan.name, _target_of(kind), layout=layouts[kind])
             except RequirementsError:
                 continue
+            kept = sum(kept_flags(plan, layouts[kind]))
             out.append((layout_fingerprint(layouts[kind]), index, kept, r.metadata_bytes, r.scratch_bytes,
                         r.fast_scratch_bytes))
     return out

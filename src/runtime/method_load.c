@@ -139,6 +139,7 @@ static inline __attribute__((always_inline)) ptec_status check_has_memory(ptec_e
 typedef struct later_values {
     uint8_t marked[LATER_VALUES / 8u];
     uint8_t counted[LATER_VALUES / 8u]; /* bound-dynamic ones whose sizes copy is counted */
+    uint8_t prepared[LATER_VALUES / 8u]; /* named only where kernels' run never reads (not kept) */
     const fb_vector *inputs, *outputs;
 } later_values;
 
@@ -147,29 +148,107 @@ static bool is_later(const later_values *later, uint32_t i)
     return later != NULL && i < LATER_VALUES && (later->marked[i / 8u] & (1u << (i % 8u)));
 }
 
-/* Marks the values the chain's calls name. Reads through a copy of the view:
- * a malformed chain is the walk's to report, in its order. */
-static void mark_call_args(const ptec_exec_ctx *ctx, later_values *later)
+static bool is_prepared(const later_values *later, uint32_t i)
+{
+    return i < LATER_VALUES && (later->prepared[i / 8u] & (1u << (i % 8u)));
+}
+
+static void mark_bit(uint8_t *bits, uint32_t index, uint32_t count)
+{
+    if (index < count && index < LATER_VALUES) {
+        bits[index / 8u] |= (uint8_t)(1u << (index % 8u));
+    }
+}
+
+/* Kernels already found, by operator index: a method calls few operators
+ * many times (DS-CNN: 6 operators, 13 calls), and finding one by name costs
+ * a binary search of string compares. Operators past the memo's end are
+ * looked up on every call, as before. */
+#define KERNEL_MEMO 16u
+typedef struct kernel_memo {
+    const ptec_kernel *kernel[KERNEL_MEMO];
+    uint32_t name_len[KERNEL_MEMO];
+} kernel_memo;
+
+/* An operator's name as the file spells it (for a report). */
+typedef struct op_name {
+    const char *name, *overload;
+    uint32_t name_len, overload_len;
+} op_name;
+
+/* The kernel of operator `op_index`, or NULL when the file names none
+ * (fb->bad) or this build lacks it (*n: the names read, unless memoised);
+ * find_kernel reports those, in the walk's order. */
+static const ptec_kernel *peek_kernel(fb_view *fb, const fb_table *plan, uint32_t op_index, kernel_memo *memo,
+                                      op_name *n)
+{
+    if (op_index < KERNEL_MEMO && memo->kernel[op_index] != NULL) {
+        return memo->kernel[op_index];
+    }
+    fb_vector operators = ptec_fb_vec(fb, plan, PLAN_OPERATORS, 4);
+    fb_table op_table = ptec_fb_at(fb, &operators, op_index);
+    n->name = ptec_fb_str(fb, &op_table, OPERATOR_NAME, &n->name_len);
+    n->overload = ptec_fb_str(fb, &op_table, OPERATOR_OVERLOAD, &n->overload_len);
+    const ptec_kernel *kernel =
+        fb->bad ? NULL : ptec_kernel_find_overload(n->name, n->name_len, n->overload, n->overload_len);
+    if (kernel != NULL && PTEC_KERNEL_STATE_BYTES(kernel) <= PTEC_MAX_KERNEL_STATE && op_index < KERNEL_MEMO) {
+        memo->kernel[op_index] = kernel;
+        memo->name_len[op_index] = (uint32_t)strlen(kernel->name);
+    }
+    return kernel;
+}
+
+/* Marks the values the chain's calls name, and finds those named only as
+ * arguments a kernel's run never reads (PTEC_PREPARED_ARGS): the load keeps
+ * no header for them. Anything else naming a value (an input or output, a
+ * move, a jump, a delegate call, another argument) keeps it. Reads through
+ * a copy of the view: a malformed chain is the walk's to report, in its
+ * order. */
+static void mark_call_args(const ptec_exec_ctx *ctx, later_values *later, kernel_memo *memo)
 {
     fb_view fb = ctx->fb;
+    uint8_t *pinned = later->counted; /* borrowed: cleared below, before any decode counts */
+    const uint32_t count = ctx->values.count;
     fb_vector chains = ptec_fb_vec(&fb, &ctx->plan, PLAN_CHAINS, 4);
     fb_table chain = ptec_fb_at(&fb, &chains, 0);
     fb_vector instructions = ptec_fb_vec(&fb, &chain, CHAIN_INSTRUCTIONS, 4);
     for (uint32_t i = 0; i < instructions.count && !fb.bad; ++i) {
         fb_table it = ptec_fb_at(&fb, &instructions, i);
         uint8_t kind = ptec_fb_u8(&fb, &it, INSTRUCTION_TYPE, 0);
+        fb_table call = ptec_fb_sub(&fb, &it, INSTRUCTION_ARGS);
+        if (kind == INSTR_MOVE_CALL || kind == INSTR_JUMP_FALSE_CALL) {
+            mark_bit(pinned, ptec_fb_u32(&fb, &call, 0, 0), count);
+            if (kind == INSTR_MOVE_CALL) {
+                mark_bit(pinned, ptec_fb_u32(&fb, &call, 1, 0), count);
+            }
+            continue;
+        }
         if (kind != INSTR_KERNEL_CALL && kind != INSTR_DELEGATE_CALL) {
             continue;
         }
-        fb_table call = ptec_fb_sub(&fb, &it, INSTRUCTION_ARGS);
+        uint32_t prepared = 0;
+        if (kind == INSTR_KERNEL_CALL) {
+            op_name n;
+            const ptec_kernel *k = peek_kernel(&fb, &ctx->plan, ptec_fb_u32(&fb, &call, KERNEL_CALL_OP_INDEX, 0), memo, &n);
+            prepared = k != NULL ? PTEC_KERNEL_PREPARED_ARGS(k) : 0u;
+        }
         fb_vector args = ptec_fb_vec(&fb, &call, kind == INSTR_KERNEL_CALL ? KERNEL_CALL_ARGS : DELEGATE_CALL_ARGS, 4);
         for (uint32_t j = 0; j < args.count && !fb.bad; ++j) {
             uint32_t index = fb_le32(fb.base + args.data + 4u * j);
-            if (index < ctx->values.count && index < LATER_VALUES) {
-                later->marked[index / 8u] |= (uint8_t)(1u << (index % 8u));
-            }
+            mark_bit(later->marked, index, count);
+            mark_bit(j < 16u && ((prepared >> j) & 1u) ? later->prepared : pinned, index, count);
         }
     }
+    for (uint32_t i = 0; i < later->inputs->count + later->outputs->count; ++i) {
+        const fb_vector *io = i < later->inputs->count ? later->inputs : later->outputs;
+        const uint32_t at = i < later->inputs->count ? i : i - later->inputs->count;
+        mark_bit(pinned, fb_le32(ctx->fb.base + io->data + 4u * at), count);
+    }
+    const uint32_t bytes = ((count < LATER_VALUES ? count : LATER_VALUES) + 7u) / 8u;
+    for (uint32_t b = 0; b < bytes; ++b) {
+        later->prepared[b] &= (uint8_t)~pinned[b];
+    }
+    memset(pinned, 0, bytes);
 }
 
 /* A DYNAMIC_BOUND tensor's sizes must change at run time, but the decoded
@@ -246,7 +325,8 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
         fb_table ev = ptec_fb_at_inline(&ctx->fb, &ctx->values, i);
         ptec_tensor *t = &scratch_tensor;
         uint8_t tag = evalue_tag(&ctx->fb, &ev);
-        if (!ctx->fb.bad && ptec_value_tag_kept(tag)) {
+        const bool prepared = is_prepared(later, i);
+        if (!ctx->fb.bad && ptec_value_tag_kept(tag) && !prepared) {
             if (values != NULL) {
                 if (count >= *kept_values) {
                     return program_changed(ctx);
@@ -256,7 +336,7 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
             }
             ++count;
         }
-        if (tag == PTEC_VALUE_TENSOR) {
+        if (tag == PTEC_VALUE_TENSOR && !prepared) {
             ptec_tensor *placed = meta_take(meta, 1, sizeof(ptec_tensor));
             t = placed != NULL ? placed : t;
         }
@@ -349,9 +429,13 @@ static ptec_status decode_arg(ptec_exec_ctx *ctx, meta_arena *meta, uint32_t ind
 
 /* `delegate`: the arguments go to a backend's execute, which may read any
  * kind; one the method does not keep gets a header of its own in the
- * metadata (8 bytes on Cortex-M; upstream's delegates take tensors only). */
+ * metadata (8 bytes on Cortex-M; upstream's delegates take tensors only).
+ * `prepared`: the kernel's PTEC_PREPARED_ARGS. Its run reads those
+ * arguments' data pointers as prepare saw them: one that can change after
+ * the load, a caller-bound input or output (neither constant nor planned),
+ * is refused. */
 static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_table *call, unsigned field,
-                             ptec_op *op, arg_temps *temps, later_values *later, bool delegate)
+                             ptec_op *op, arg_temps *temps, later_values *later, bool delegate, uint32_t prepared)
 {
     fb_vector args;
     ptec_status st = index_vector(ctx, call, field, &args);
@@ -383,6 +467,12 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
                 }
             }
         }
+        if (((prepared >> i) & 1u) && v->kind == PTEC_VALUE_TENSOR &&
+            !(v->u.tensor->flags & (PTEC_TENSOR_CONSTANT | PTEC_TENSOR_PLANNED)) &&
+            ptec_tensor_capacity(v->u.tensor) > 0) {
+            return instr_fail(ctx, PTEC_NOT_SUPPORTED,
+                              PTEC_MSG("prepare-only argument is a caller-bound input or output"));
+        }
         if (argv != NULL) {
             argv[i] = v;
         } else {
@@ -400,56 +490,33 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
     return PTEC_OK;
 }
 
-/* Kernels already found, by operator index: a method calls few operators
- * many times (DS-CNN: 6 operators, 13 calls), and finding one by name costs
- * a binary search of string compares. Operators past the memo's end are
- * looked up on every call, as before. */
-#define KERNEL_MEMO 16u
-typedef struct kernel_memo {
-    const ptec_kernel *kernel[KERNEL_MEMO];
-    uint32_t name_len[KERNEL_MEMO];
-} kernel_memo;
-
 /* The kernel of operator `op_index`: its name checked in the file and
  * looked up in this build's table. */
 static ptec_status find_kernel(ptec_exec_ctx *ctx, uint32_t op_index, kernel_memo *memo,
                                const ptec_kernel **out, uint32_t *name_len_out)
 {
-    if (op_index < KERNEL_MEMO && memo->kernel[op_index] != NULL) {
-        *out = memo->kernel[op_index];
-        *name_len_out = memo->name_len[op_index];
-        return PTEC_OK;
-    }
-    uint32_t name_len, overload_len;
-    fb_vector operators = ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_OPERATORS, 4);
-    fb_table op_table = ptec_fb_at(&ctx->fb, &operators, op_index);
-    const char *name = ptec_fb_str(&ctx->fb, &op_table, OPERATOR_NAME, &name_len);
-    const char *overload = ptec_fb_str(&ctx->fb, &op_table, OPERATOR_OVERLOAD, &overload_len);
+    op_name n;
+    const ptec_kernel *kernel = peek_kernel(&ctx->fb, &ctx->plan, op_index, memo, &n);
     if (ctx->fb.bad) {
         return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("kernel call names no valid operator"));
     }
-    const ptec_kernel *kernel = ptec_kernel_find_overload(name, name_len, overload, overload_len);
     if (kernel == NULL) {
         ptec_detail_fmt f;
         ptec_detail_begin(&f, ctx->error, PTEC_OPERATOR_MISSING, ctx->instruction, NULL, 0);
         ptec_detail_str(&f, PTEC_MSG("operator "));
-        ptec_detail_strn(&f, name, name_len);
-        if (overload_len > 0) {
+        ptec_detail_strn(&f, n.name, n.name_len);
+        if (n.overload_len > 0) {
             ptec_detail_str(&f, ".");
-            ptec_detail_strn(&f, overload, overload_len);
+            ptec_detail_strn(&f, n.overload, n.overload_len);
         }
         ptec_detail_str(&f, PTEC_MSG(" is not in this build"));
         return ptec_detail_end(&f);
     }
-    if (kernel->state_size > PTEC_MAX_KERNEL_STATE) {
+    if (PTEC_KERNEL_STATE_BYTES(kernel) > PTEC_MAX_KERNEL_STATE) {
         return instr_fail(ctx, PTEC_INTERNAL, PTEC_MSG("kernel state larger than PTEC_MAX_KERNEL_STATE"));
     }
     *out = kernel;
-    *name_len_out = (uint32_t)strlen(kernel->name);
-    if (op_index < KERNEL_MEMO) {
-        memo->kernel[op_index] = kernel;
-        memo->name_len[op_index] = *name_len_out;
-    }
+    *name_len_out = op_index < KERNEL_MEMO ? memo->name_len[op_index] : (uint32_t)strlen(kernel->name);
     return PTEC_OK;
 }
 
@@ -469,13 +536,13 @@ static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, con
     arg_temps temps;
     uint64_t state_temp[PTEC_MAX_KERNEL_STATE / 8u];
     ptec_op *op = &instr->op;
-    st = bind_args(ctx, meta, call, KERNEL_CALL_ARGS, op, &temps, later, false);
+    st = bind_args(ctx, meta, call, KERNEL_CALL_ARGS, op, &temps, later, false, PTEC_KERNEL_PREPARED_ARGS(kernel));
     if (st != PTEC_OK) {
         return st;
     }
     op->kernel = kernel;
     op->ctx = ctx;
-    op->state = meta_take(meta, 1, kernel->state_size);
+    op->state = meta_take(meta, 1, PTEC_KERNEL_STATE_BYTES(kernel));
     if (op->state == NULL) {
         memset(state_temp, 0, sizeof state_temp);
         op->state = state_temp;
@@ -596,7 +663,8 @@ static ptec_status resolve_slots(ptec_exec_ctx *ctx, ptec_instr *instr)
 }
 
 static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, const fb_vector *delegates,
-                                      ptec_delegate_ctx *instances, later_values *later, size_t *scratch)
+                                      ptec_delegate_ctx *instances, later_values *later, kernel_memo *memo,
+                                      size_t *scratch)
 {
     fb_vector chains = ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_CHAINS, 4);
     if (!ctx->fb.bad && chains.count != 1) {
@@ -609,8 +677,6 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
     }
     ptec_instr *instrs = meta_take(meta, instructions.count, sizeof(ptec_instr));
     uint64_t pass_cost = 0;
-    kernel_memo memo;
-    memset(&memo, 0, sizeof memo);
     for (uint32_t i = 0; i < instructions.count; ++i) {
         ptec_instr temp;
         ptec_instr *instr = instrs != NULL ? &instrs[i] : &temp;
@@ -637,10 +703,10 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
         instr->b = (int32_t)b;
         ptec_status st = PTEC_OK;
         if (kind == INSTR_KERNEL_CALL) {
-            st = prepare_kernel_call(ctx, meta, &call, instr, &memo, later, scratch);
+            st = prepare_kernel_call(ctx, meta, &call, instr, memo, later, scratch);
         } else if (kind == INSTR_DELEGATE_CALL) {
             arg_temps temps;
-            st = bind_args(ctx, meta, &call, DELEGATE_CALL_ARGS, &instr->op, &temps, later, true);
+            st = bind_args(ctx, meta, &call, DELEGATE_CALL_ARGS, &instr->op, &temps, later, true, 0);
             if (instances != NULL) {
                 instr->delegate = &instances[a];
             }
@@ -753,9 +819,12 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
     later = &later_store;
     memset(later->marked, 0, sizeof later->marked);
     memset(later->counted, 0, sizeof later->counted);
+    memset(later->prepared, 0, sizeof later->prepared);
     later->inputs = &inputs;
     later->outputs = &outputs;
-    mark_call_args(ctx, later);
+    kernel_memo memo;
+    memset(&memo, 0, sizeof memo);
+    mark_call_args(ctx, later, &memo);
     if ((st = parse_values(ctx, meta, m, &inputs, &outputs, later, kept_values)) != PTEC_OK) {
         return st;
     }
@@ -771,7 +840,7 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
         m->delegates = instances; /* so that unload can destroy them if a later step fails */
         m->delegate_count = delegates.count;
     }
-    if ((st = build_instructions(ctx, meta, &delegates, instances, later, scratch)) != PTEC_OK) {
+    if ((st = build_instructions(ctx, meta, &delegates, instances, later, &memo, scratch)) != PTEC_OK) {
         return st;
     }
     if (meta->overflow) {

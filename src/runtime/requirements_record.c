@@ -14,6 +14,10 @@
 #define RECORD_VERSION 1u
 #define RECORD_HEADER 16u
 #define RECORD_ENTRY 36u
+/* Which values a load keeps a header for: 2 since values that only
+ * arguments a kernel's run never reads name are not kept
+ * (PTEC_PREPARED_ARGS), so older programs' records no longer match. */
+#define KEEP_RULE 2u
 
 enum { NAMED_DATA_KEY, NAMED_DATA_SEGMENT };
 
@@ -35,7 +39,7 @@ uint32_t ptec_layout_fingerprint(void)
         (uint32_t)PTEC_EXEC_CTX_HEAD, (uint32_t)sizeof(ptec_value), (uint32_t)sizeof(ptec_kept_word),
         (uint32_t)sizeof(ptec_tensor), (uint32_t)sizeof(ptec_instr), (uint32_t)sizeof(ptec_delegate_ctx),
         PTEC_MAX_PLANNED_BUFFERS, PTEC_DETAIL_LEN, PTEC_MAX_RANK, PTEC_MAX_KERNEL_STATE, PTEC_MAX_OP_ARGS,
-        KERNEL_ISA_CODE};
+        KERNEL_ISA_CODE, KEEP_RULE};
     uint32_t h = 2166136261u;
     for (size_t i = 0; i < sizeof facts / sizeof facts[0]; ++i) {
         for (unsigned b = 0; b < 32u; b += 8u) {

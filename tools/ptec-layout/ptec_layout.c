@@ -56,7 +56,18 @@ int main(void)
     const size_t count = ptec_kernel_count();
     for (size_t i = 0; i < count; ++i) {
         const ptec_kernel *k = ptec_kernel_at(i);
-        field(k->name, (unsigned long)k->state_size, i + 1u == count);
+        field(k->name, (unsigned long)PTEC_KERNEL_STATE_BYTES(k), i + 1u == count);
+    }
+    /* Bit j: argument j the kernel's run never reads (PTEC_PREPARED_ARGS). */
+    printf("}, \"prepared_args\": {");
+    const char *sep = "";
+    for (size_t i = 0; i < count; ++i) {
+        const ptec_kernel *k = ptec_kernel_at(i);
+        if (PTEC_KERNEL_PREPARED_ARGS(k) != 0) {
+            printf("%s", sep);
+            field(k->name, (unsigned long)PTEC_KERNEL_PREPARED_ARGS(k), 1);
+            sep = ", ";
+        }
     }
     printf("}}\n");
     return 0;

@@ -544,6 +544,12 @@ ptec_status ptec_cm_prepare_conv_common(ptec_op *op, const ptec_cm_conv_args *ar
         status = ptec_cm_check_axis_span(op, state->output.w, p->stride.w, state->filter.w, p->dilation.w,
                                          p->padding.w);
     }
+    if (status == PTEC_OK) {
+        state->weight = ptec_cm_in8(op, 1);
+        state->bias = ptec_cm_optional_in32(op, i_bias, state->has_bias);
+        state->quant.multipliers = ptec_cm_in32(op, args->i_input_offset + 2);
+        state->quant.shifts = ptec_cm_in32(op, args->i_input_offset + 3);
+    }
     return status;
 }
 

@@ -153,7 +153,18 @@ typedef struct ptec_cm_conv_state {
     int32_t depth_multiplier;
     bool has_bias;
     bool in_place; /* ptec:: kernels: prepare asked for the scratch of running with out == input */
+    /* The constant operands' data, for a run that reads them here and not
+     * through its arguments (PTEC_PREPARED_ARGS): bias NULL when absent. */
+    const int8_t *weight;
+    const int32_t *bias;
+    ptec_nn_per_channel_quant quant;
 } ptec_cm_conv_state;
+
+/* The arguments quantized_conv2d and _depthwise_conv2d read at prepare
+ * only: weight (1), bias (2), multipliers, shifts and the scratch tensor
+ * (i_multipliers to i_multipliers + 5, as ptec_cm_conv_args). */
+#define PTEC_CM_CONV_PREPARED_ARGS(i_multipliers) \
+    PTEC_PREPARED_ARGS(0x6u | (0x3u << (i_multipliers)) | (0x1u << ((i_multipliers) + 4)))
 
 ptec_status ptec_cm_prepare_conv_common(ptec_op *op, const ptec_cm_conv_args *args, ptec_cm_conv_state *state);
 

@@ -29,6 +29,8 @@ static ptec_status prepare(ptec_op *op)
     return PTEC_OK;
 }
 
+/* Its run never reads the scratch tensor (PTEC_PREPARED_ARGS): ptec's
+ * kernels take their scratch from the runtime's region. */
 static ptec_status run(ptec_op *op)
 {
     const ptec_cm_pool_state *state = (const ptec_cm_pool_state *)op->state;
@@ -37,11 +39,12 @@ static ptec_status run(ptec_op *op)
 }
 
 const ptec_kernel ptec_kernel_cortex_m_quantized_avg_pool2d_out = {
-    "cortex_m::quantized_avg_pool2d.out", sizeof(ptec_cm_pool_state), prepare, run};
+    "cortex_m::quantized_avg_pool2d.out", sizeof(ptec_cm_pool_state) | PTEC_PREPARED_ARGS(1u << ARG_SCRATCH), prepare,
+    run};
 
 /* The same kernel under ptec's name, which --ptec-runtime-only programs
  * call: their scratch arguments are empty (ptec's kernels take theirs from
  * the runtime's scratch region), so upstream's cortex_m kernel, which
  * writes CMSIS-NN's buffer there, must never be handed them. */
 const ptec_kernel ptec_kernel_ptec_quantized_avg_pool2d_out = {
-    "ptec::quantized_avg_pool2d.out", sizeof(ptec_cm_pool_state), prepare, run};
+    "ptec::quantized_avg_pool2d.out", sizeof(ptec_cm_pool_state) | PTEC_PREPARED_ARGS(1u << ARG_SCRATCH), prepare, run};

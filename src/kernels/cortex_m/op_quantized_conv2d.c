@@ -47,10 +47,9 @@ static ptec_status prepare_ptec(ptec_op *op)
 static ptec_status run_math(ptec_op *op)
 {
     const ptec_cm_conv_state *state = (const ptec_cm_conv_state *)op->state;
-    const ptec_nn_per_channel_quant quant = {ptec_cm_in32(op, ARG_MULTIPLIERS), ptec_cm_in32(op, ARG_SHIFTS)};
-    return ptec_nn_convolve_s8(ptec_cm_scratch(op), &state->params, &quant, &state->input, ptec_cm_in8(op, ARG_INPUT),
-                               &state->filter, ptec_cm_in8(op, ARG_WEIGHT),
-                               ptec_cm_optional_in32(op, ARG_BIAS, state->has_bias), &state->output, ptec_cm_out8(op));
+    return ptec_nn_convolve_s8(ptec_cm_scratch(op), &state->params, &state->quant, &state->input, ptec_cm_in8(op, ARG_INPUT),
+                               &state->filter, state->weight,
+                               state->bias, &state->output, ptec_cm_out8(op));
 }
 
 /* upstream's operator: input and out never share a byte (checked here,
@@ -66,16 +65,15 @@ static ptec_status run_ptec(ptec_op *op)
     const ptec_cm_conv_state *state = (const ptec_cm_conv_state *)op->state;
     ptec_status status;
     if (ptec_cm_runs_in_place(op, ARG_INPUT, state, &status)) {
-        const ptec_nn_per_channel_quant quant = {ptec_cm_in32(op, ARG_MULTIPLIERS), ptec_cm_in32(op, ARG_SHIFTS)};
-        return ptec_nn_pointwise_in_place_s8(ptec_cm_scratch(op), &state->params, &quant, &state->input,
-                                             ptec_cm_out8(op), &state->filter, ptec_cm_in8(op, ARG_WEIGHT),
-                                             ptec_cm_optional_in32(op, ARG_BIAS, state->has_bias));
+        return ptec_nn_pointwise_in_place_s8(ptec_cm_scratch(op), &state->params, &state->quant, &state->input,
+                                             ptec_cm_out8(op), &state->filter, state->weight, state->bias);
     }
     return status != PTEC_OK ? status : run_math(op);
 }
 
-const ptec_kernel ptec_kernel_cortex_m_quantized_conv2d_out = {"cortex_m::quantized_conv2d.out",
-                                                               sizeof(ptec_cm_conv_state), prepare, run};
+const ptec_kernel ptec_kernel_cortex_m_quantized_conv2d_out = {
+    "cortex_m::quantized_conv2d.out", sizeof(ptec_cm_conv_state) | PTEC_CM_CONV_PREPARED_ARGS(ARG_MULTIPLIERS), prepare,
+    run};
 
 /* The same kernel under ptec's name, which --ptec-runtime-only programs
  * call: their scratch arguments are empty (ptec's kernels take theirs from
@@ -83,4 +81,5 @@ const ptec_kernel ptec_kernel_cortex_m_quantized_conv2d_out = {"cortex_m::quanti
  * writes CMSIS-NN's buffer there, must never be handed them. It also runs
  * in place where the geometry allows (upstream's kernel never does). */
 const ptec_kernel ptec_kernel_ptec_quantized_conv2d_out = {
-    "ptec::quantized_conv2d.out", sizeof(ptec_cm_conv_state), prepare_ptec, run_ptec};
+    "ptec::quantized_conv2d.out", sizeof(ptec_cm_conv_state) | PTEC_CM_CONV_PREPARED_ARGS(ARG_MULTIPLIERS),
+    prepare_ptec, run_ptec};

@@ -15,7 +15,10 @@ enum {
 typedef struct linear_state {
     ptec_nn_fc_params params;
     ptec_nn_fc_dims dims;
-    bool has_bias, has_kernel_sum;
+    /* The constant operands' data: the run reads them here, not through
+     * its arguments (PTEC_PREPARED_ARGS); NULL when absent. */
+    const int8_t *weights;
+    const int32_t *bias, *kernel_sum;
 } linear_state;
 
 static ptec_status prepare(ptec_op *op)
@@ -46,12 +49,12 @@ static ptec_status prepare(ptec_op *op)
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT,
                             PTEC_MSG("out must be contiguous [..., out_features] with the input's batches"));
     }
-    status = ptec_cm_check_bias(op, ARG_BIAS, out_features, &state->has_bias);
+    bool has_bias;
+    status = ptec_cm_check_bias(op, ARG_BIAS, out_features, &has_bias);
     if (status == PTEC_OK) status = ptec_op_get_optional_tensor(op, ARG_KERNEL_SUM, &kernel_sum);
     if (status != PTEC_OK) {
         return status;
     }
-    state->has_kernel_sum = kernel_sum != NULL;
     if (kernel_sum != NULL && (kernel_sum->dtype != PTEC_DTYPE_INT || kernel_sum->numel != (uint32_t)out_features ||
                                !ptec_tensor_is_contiguous(kernel_sum))) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_KERNEL_SUM,
@@ -76,6 +79,9 @@ static ptec_status prepare(ptec_op *op)
     state->dims.batches = (int32_t)batches;
     state->dims.input_features = in_features;
     state->dims.output_features = out_features;
+    state->weights = (const int8_t *)weights->data;
+    state->bias = ptec_cm_optional_in32(op, ARG_BIAS, has_bias);
+    state->kernel_sum = kernel_sum != NULL ? (const int32_t *)kernel_sum->data : NULL;
     op->scratch_bytes = 0;
     return PTEC_OK;
 }
@@ -83,10 +89,10 @@ static ptec_status prepare(ptec_op *op)
 static ptec_status run(ptec_op *op)
 {
     const linear_state *state = (const linear_state *)op->state;
-    return ptec_nn_fully_connected_s8(&state->params, &state->dims, ptec_cm_in8(op, ARG_INPUT), ptec_cm_in8(op, ARG_WEIGHTS),
-                                      ptec_cm_optional_in32(op, ARG_BIAS, state->has_bias),
-                                      ptec_cm_optional_in32(op, ARG_KERNEL_SUM, state->has_kernel_sum), ptec_cm_out8(op));
+    return ptec_nn_fully_connected_s8(&state->params, &state->dims, ptec_cm_in8(op, ARG_INPUT), state->weights,
+                                      state->bias, state->kernel_sum, ptec_cm_out8(op));
 }
 
-const ptec_kernel ptec_kernel_cortex_m_quantized_linear_out = {"cortex_m::quantized_linear.out",
-                                                               sizeof(linear_state), prepare, run};
+const ptec_kernel ptec_kernel_cortex_m_quantized_linear_out = {
+    "cortex_m::quantized_linear.out",
+    sizeof(linear_state) | PTEC_PREPARED_ARGS(1u << ARG_WEIGHTS | 1u << ARG_BIAS | 1u << ARG_KERNEL_SUM), prepare, run};
