@@ -22,9 +22,12 @@ average of v's rows) was requantized on v's grid (quantize's convex-
 combination rule, which keeps sharper attention than calibration saw from
 clipping), four times coarser than the context's observed range here; the
 output projection of that row and the residual add fed the same layer
-norm. The contexts of attention reading such a cat through its v
-projection take their own observed range (CONTEXT_GRID; quantize), also
-for a class token of zeros (exact on any grid, so its cat stays int8).
+norm. The contexts of attention reading such a cat (or its layer norm,
+norm_first) through its v projection take their own observed range
+(CONTEXT_GRID; quantize), also for a class token of zeros (exact on any
+grid, so its cat stays int8) and where no fp32 step reads the cat (a
+layer norm of the cat is the cat of the pieces' norms:
+capture_constant_rows).
 A piece counts as constant when it is computed from constants alone
 through data moves (expanded to a batch of 2, the token is a cat of its
 copies)."""
@@ -112,14 +115,16 @@ def class_token_rows_in_fp32(g: Graph, observer, log: Callable[[str], None], int
         chain = _with_constants_added(g, n)
         last = chain[-1]
         readers = g.users(last.name)
-        if last.name in g.outputs or not any(
-                r.attrs.get("fp32") or (r.op == "layer_norm" and not int8_layernorm) for r in readers):
+        if last.name in g.outputs:
             continue
-        if small or len(chain) > 1:      # (a row of zeros, nothing added: exact on any grid)
+        float_read = any(r.attrs.get("fp32") or (r.op == "layer_norm" and not int8_layernorm) for r in readers)
+        if float_read and (small or len(chain) > 1):     # (a row of zeros, nothing added: exact on any grid)
             for m in chain:
                 m.attrs["fp32"] = REASON
             log(f"{origin(n)}: {REASON}")
-        projections = {r.name for r in readers if r.op == "linear"}
+        # the projections reading it (post-norm), or reading its layer norm (norm_first)
+        projections = {r.name for r in readers if r.op == "linear"} | {
+            u.name for r in readers if r.op == "layer_norm" for u in g.users(r.name) if u.op == "linear"}
         for m in g.nodes:           # the attention context of those projections' v
             if m.op == "matmul" and len(m.inputs) == 2 and _source(g, m.inputs[0]).op == "softmax" \
                     and _source(g, m.inputs[1]).name in projections:
