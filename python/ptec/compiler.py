@@ -26,6 +26,7 @@ from .periodic_inputs import periodic_in_fp32
 from .nonfinite_in_fp32 import nonfinite_in_fp32
 from .guarded_denominators import guarded_denominators
 from .fp32_residuals import residuals_in_fp32
+from .class_token_rows import class_token_rows_in_fp32
 from .capture_buffer_state import STATE
 from .ops import runtime_kernels
 from .ir import origin
@@ -148,6 +149,7 @@ def _compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor
     nonfinite_in_fp32(prepared, observer, log, int8_io)           # nan_to_num(a / b), b 0 in a sample
     guarded_denominators(prepared, observer, log, int8_io)        # z / (z.sum() + eps), z a row of zeros
     residuals_in_fp32(prepared, observer, log, int8_io, int8_layernorm, a16)   # x + attn(x) read by an fp32 LayerNorm
+    class_token_rows_in_fp32(prepared, observer, log, int8_io, int8_layernorm, a16)   # cat([cls, tokens]) + pos
     spread_inputs_in_fp32(prepared, calibration, log, int8_io)     # BatchNorm1d of features 1e3 and 1e-2
     narrow_sums_as_linear(prepared, observer)    # narrow means, short sums: a grid of their own (ptec.exact_sums)
     narrow_clamp_producers(prepared, observer)   # a narrow clamp's grid for its producer (ptec.narrow_clamps)

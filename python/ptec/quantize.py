@@ -734,7 +734,7 @@ def _quantize_once(prepared: Graph, observer: RangeObserver, w4: bool, int8_laye
             quantize_svdf(n, g.node(n.inputs[0]).qparams[0], observer)
         elif n.op == "layer_norm" and int8_layernorm:
             n.attrs["int8_kernel"] = True
-        elif n.op == "matmul" and _rows_are_probabilities(g, n.inputs[0]):
+        elif n.op == "matmul" and _rows_are_probabilities(g, n.inputs[0]) and not n.attrs.get("own_context_grid"):
             # softmax(..) @ v: every output is a convex combination of v's
             # values, so v's range bounds it for any input, not only the
             # calibration inputs (attention outputs are otherwise clipped).
