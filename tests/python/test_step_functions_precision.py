@@ -58,6 +58,14 @@ class HeavisideOfChain(Layer):
         return torch.heaviside(torch.tanh(self.fc(x)) * 2.0, torch.tensor(0.75))
 
 
+class HeavisideOfInputSteps(Layer):
+    """Element-wise steps of the input, no layer (capture_sign._single_compares takes
+    comparisons of chains with weights only: both of heaviside's are the module's own)."""
+
+    def forward(self, x):
+        return torch.heaviside(torch.tanh(x) * 2.0, torch.tensor(0.5))
+
+
 class HeavisideRow(Layer):
     """A row of values (capture_elementwise_math's tensor form: comparisons already)."""
 
@@ -87,15 +95,16 @@ class Signbit(Layer):
 
 # measured before -> after, seeds 0..2: HeavisideNumber 128.0 -> 0.50, HeavisideOneValue 191.0 -> 0.25,
 # HeavisideOfChain 191.0 -> 0.25 (the int8 table of the layer's codes; after: v on the output's grid, the
-# zero rows); HeavisideRow 0.50 -> 0.50; GreaterEqual, GtMethod, WhereStep, Signbit 0.00 -> 0.00
+# zero rows), HeavisideOfInputSteps 128.0 -> 0.50; HeavisideRow 0.50 -> 0.50; GreaterEqual, GtMethod, WhereStep, Signbit 0.00 -> 0.00
 @pytest.mark.parametrize("seed", [0, 1, 2])
-@pytest.mark.parametrize("cls", [HeavisideNumber, HeavisideOneValue, HeavisideOfChain, HeavisideRow,
+@pytest.mark.parametrize("cls", [HeavisideNumber, HeavisideOneValue, HeavisideOfChain, HeavisideOfInputSteps,
+                                 HeavisideRow,
                                  GreaterEqual, GtMethod, WhereStep, Signbit])
 def test_a_step_of_one_computed_value_is_torchs(cls, seed):
     feeds = _feeds(72, seed)
     worst, res = worst_steps_compiled(cls().eval(), feeds[:64], feeds[64:])
     assert worst <= 0.5, f"{worst:.2f} output steps from torch"
-    assert any(n.attrs.get("fp32") and n.op == "linear" for n in res.graph.nodes)
+    assert any(n.attrs.get("fp32") and n.op in ("linear", "mul") for n in res.graph.nodes)
 
 
 def test_heaviside_of_an_input_keeps_its_table():
