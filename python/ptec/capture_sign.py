@@ -63,7 +63,15 @@ read its codes: a value within half its step of 0 gave 0 or flipped,
 127.5 output steps), becomes the same two comparisons with 0 when its
 chain fits that budget (_single_signs), and a comparison of a layer's
 output with a number, `(self.fc(x) > 0).float()` (255 output steps), has
-its operand copied the same way (_single_compares)."""
+its operand copied the same way (_single_compares); torch.heaviside of one
+computed value likewise (capture_step_functions).
+
+MAX_STEPS is 16 (8 until session 24): the weights, each copied in fp32,
+are the cost MAX_WEIGHTS bounds; the steps bound only the time of the
+weightless ones, and the sign of an 8-layer MLP's output with ReLUs
+between (15 steps, 512 weights) was 127.5 output steps off at 8. Past
+either bound the sign or comparison stays on int8 grids and the compile
+log says so once per call (past_budget_note)."""
 from __future__ import annotations
 
 import copy
