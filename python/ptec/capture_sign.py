@@ -63,7 +63,15 @@ read its codes: a value within half its step of 0 gave 0 or flipped,
 127.5 output steps), becomes the same two comparisons with 0 when its
 chain fits that budget (_single_signs), and a comparison of a layer's
 output with a number, `(self.fc(x) > 0).float()` (255 output steps), has
-its operand copied the same way (_single_compares)."""
+its operand copied the same way (_single_compares); torch.heaviside of one
+computed value likewise (capture_step_functions).
+
+MAX_STEPS is 16 (8 until session 24): the weights, each copied in fp32,
+are the cost MAX_WEIGHTS bounds; the steps bound only the time of the
+weightless ones, and the sign of an 8-layer MLP's output with ReLUs
+between (15 steps, 512 weights) was 127.5 output steps off at 8. Past
+either bound the sign or comparison stays on int8 grids and the compile
+log says so once per call (past_budget_note)."""
 from __future__ import annotations
 
 import copy
@@ -73,7 +81,8 @@ from typing import List, Optional
 import numpy as np
 import torch
 
-from .ir import Node
+from .capture_step_functions import single_heavisides
+from .ir import Node, origin
 
 _TARGETS = (torch.sign, torch.sgn, "sign", "sgn")
 _SUBS = (operator.sub, torch.sub, "sub")
@@ -92,7 +101,7 @@ MOVE_OPS = {"reshape", "identity", "slice", "permute", "transpose", "expand", "s
             "flip", "roll", "repeat", "narrow", "contiguous", "clone", "view"}
 # IR steps with a portable fp32 kernel that an operand's chain may hold (one fp32 copy of each)
 COMPUTING_OPS = {"linear", "conv2d", "add", "sub", "mul", "div", "clamp", "sigmoid", "tanh", "cat", "mean"}
-MAX_STEPS = 8               # computing steps in one sign's operand chains
+MAX_STEPS = 16              # computing steps in one sign's operand chains (the weights bound the cost)
 MAX_WEIGHTS = 4096          # weights all the copied layers hold, per program (16 KB more of fp32 constants)
 
 
@@ -228,10 +237,28 @@ def _weights(steps) -> int:
     return sum(int(np.size(n.attrs["weight"])) for n in steps if n.attrs.get("weight") is not None)
 
 
-def _within_budget(steps) -> bool:
+def _within_budget(steps, n=None, g=None) -> bool:
     """At most MAX_STEPS computing steps holding at most MAX_WEIGHTS weights
-    (one chain's bound; exact_operands also counts the program's weights)."""
-    return sum(n.op not in MOVE_OPS for n in steps) <= MAX_STEPS and _weights(steps) <= MAX_WEIGHTS
+    (one chain's bound; exact_operands also counts the program's weights);
+    past it, a note on node n (past_budget_note)."""
+    ok = sum(s.op not in MOVE_OPS for s in steps) <= MAX_STEPS and _weights(steps) <= MAX_WEIGHTS
+    if not ok and n is not None:
+        past_budget_note(g, n, steps)
+    return ok
+
+
+def past_budget_note(g, n, steps, spent: int = 0) -> None:
+    """The compile log's word on a sign / comparison left on int8 grids
+    because its operand's fp32 copy is past the budget (module doc); once
+    per call (a sign's two comparisons say it once)."""
+    count, weights = sum(s.op not in MOVE_OPS for s in steps), _weights(steps)
+    held = f" ({spent:,} already copied for other signs)" if spent else ""
+    note = (f"{origin(n)}: compared on int8 grids (a value within half its step of the threshold may give the "
+            f"other answer): the fp32 copy of its operand would take {count} steps and {weights:,} weights{held}, "
+            f"past the budget of {MAX_STEPS} steps and {MAX_WEIGHTS:,} weights a program")
+    if g is not None and any(note in (m.attrs.get("note") or "") for m in g.nodes):
+        return
+    n.attrs["note"] = f"{n.attrs['note']}; {note}" if n.attrs.get("note") else note
 
 
 def _single_signs(g) -> None:
@@ -249,7 +276,7 @@ def _single_signs(g) -> None:
         if x.op in ("input", "constant") or x.attrs.get("fp32"):
             continue
         chain = _chain(g, x.name)
-        if not chain or not _within_budget(chain) or all(s.op in MOVE_OPS for s in chain):
+        if not chain or all(s.op in MOVE_OPS for s in chain) or not _within_budget(chain, n, g):
             continue
         name, at = n.name, g.nodes.index(n)
         made = [Node(f"{name}__pos", "compare", [x.name], dict(kind="gt", scalar=0.0, **{OPERANDS: True})),
@@ -277,7 +304,7 @@ def _single_compares(g) -> None:
         if n.attrs.get(OPERANDS) or x.op in ("input", "constant") or x.attrs.get("fp32"):
             continue
         chain = _chain(g, x.name)
-        if chain and _within_budget(chain) and any(s.attrs.get("weight") is not None for s in chain):
+        if chain and any(s.attrs.get("weight") is not None for s in chain) and _within_budget(chain, n, g):
             n.attrs[OPERANDS] = True
 
 
@@ -290,6 +317,7 @@ def exact_operands(g, int8_io: bool = False) -> None:
     compared as the program holds it, as before. The weights copied are
     counted per program (module doc); under int8_io a sign of an input's
     selections only is left as it was."""
+    single_heavisides(g)             # heaviside(fc(x), v): the same comparisons (capture_step_functions)
     _single_signs(g)
     _single_compares(g)
     copies = {}                      # original step -> its fp32 copy
@@ -305,6 +333,7 @@ def exact_operands(g, int8_io: bool = False) -> None:
             continue                 # the int8 input's codes moved: nothing more exact to compare
         new = _weights([n for n in steps if n.name not in copies])
         if sum(n.op not in MOVE_OPS for n in steps) > MAX_STEPS or spent + new > MAX_WEIGHTS:
+            past_budget_note(g, c, steps, spent)
             continue
         spent += new
         for step in steps:

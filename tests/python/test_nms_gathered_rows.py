@@ -155,3 +155,51 @@ def test_rows_of_an_int8_layer_stay_int8():
     boxes = next(n for n in res.graph.nodes if n.op == "embedding" and res.graph.node(n.inputs[1]).op == "reshape"
                  and res.graph.node(res.graph.node(n.inputs[1]).inputs[0]).op == "linear")
     assert not boxes.attrs.get("fp32")
+
+
+# -- element-wise readers of the picked rows ------------------------------------------
+
+class PickedSizes(nn.Module):
+    """The picked boxes' widths and heights beside nms: slices of the float rows, subtracted."""
+
+    def forward(self, b, s, t):
+        idx = s.topk(PICK).indices
+        p = b[idx]
+        return p[:, 2:] - p[:, :2], tv.nms(p, s[idx], t)
+
+
+class PickedAreas(nn.Module):
+    def forward(self, b, s, t):
+        idx = s.topk(PICK).indices
+        p = b[idx]
+        return (p[:, 2] - p[:, 0]) * (p[:, 3] - p[:, 1]), tv.nms(p, s[idx], t)
+
+
+class PickedScaled(nn.Module):
+    """Scaled and shifted rows, picked by index_select (a mul by a number alone was fp32 already)."""
+
+    def forward(self, b, s, t):
+        idx = torch.topk(s, PICK)[1]
+        p = b.index_select(0, idx)
+        return p * 0.5 + 1.0, tv.nms(p, s.index_select(0, idx), t)
+
+
+# measured before -> after (seeds 0..2, 8 feeds each), worst |ptec - torch| in the output's steps: PickedSizes
+# 2.10 to 2.31 -> 0.00, PickedAreas 1.93 to 15.77 -> 0.00 (the slices rounded to the input's int8 grid, then
+# each step to its own), PickedScaled 0.00 -> 0.00
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("cls", [PickedSizes, PickedAreas, PickedScaled])
+def test_element_wise_readers_of_picked_rows_are_torchs(cls, seed, tmp_path):
+    g = torch.Generator().manual_seed(seed)
+    model = cls().eval()
+    cal = [_feed(g) for _ in range(8)]
+    res = compile_model(model, cal[0], cal)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    for _ in range(8):
+        f = _feed(g)
+        got = _run(res, f, tmp_path)
+        with torch.no_grad():
+            want = model(*f)
+        assert np.array_equal(np.asarray(got[1]), want[1].numpy())
+        err = float(np.abs(np.asarray(got[0], np.float64) - want[0].double().numpy()).max())
+        assert err <= 1e-5 * float(want[0].abs().max()) and err / step <= 0.01, err / step

@@ -6,7 +6,11 @@ and input ranges, on inputs whose outputs vary.
 
 1. A rolling standard deviation x.unfold(-1, k, s).std(-1) and a std over
    a short row (ptec.fp32_statistics: the chain in fp32).
-2. An autoencoder's anomaly score ((x - ae(x)) ** 2).mean(-1) (the same).
+2. An autoencoder's anomaly score ((x - ae(x)) ** 2).mean(-1) (the same),
+   and its root forms (.sum(-1).sqrt(), torch.linalg.norm(x - ae(x), dim=-1)):
+   the root's chain in fp32 when the sum of squares under it would lose
+   over 2 steps of its own grid. torch.dist(x, ae(x)) (one sum over all
+   256 values: 1.72 such steps) stays int8.
 3. A dB of a magnitude or a power of parts from conv / linear layers
    (ptec.magnitude_logs: from the float input in fp32).
 Before -> after (worst over the seeds below) in the comments."""
@@ -61,6 +65,15 @@ AE = _AE      # an anomaly score: the reconstruction error of a small autoencode
 SCORES = {
     "((x - ae(x)) ** 2).mean(-1)": lambda d: (d ** 2).mean(-1),                     # 4.59 -> 0.20
     "((x - ae(x)) ** 2).mean(-1, keepdim=True)": lambda d: (d ** 2).mean(-1, keepdim=True),  # 4.59 -> 0.20
+    # the root forms: the sum of squares under the root decides (fp32_statistics._radicand_lost)
+    "((x - ae(x)) ** 2).sum(-1).sqrt()": lambda d: (d ** 2).sum(-1).sqrt(),                       # 4.66 -> 0.18
+    "torch.sqrt(torch.sum((x - ae(x)) ** 2, -1, keepdim=True))": lambda d: torch.sqrt(
+        torch.sum(d ** 2, -1, keepdim=True)),                                                     # 4.66 -> 0.18
+    "((x - ae(x)) * (x - ae(x))).sum(-1).sqrt()": lambda d: (d * d).sum(-1).sqrt(),               # 5.22 -> 0.18
+    "((x - ae(x)) ** 2).mean(-1).sqrt()": lambda d: (d ** 2).mean(-1).sqrt(),                     # 9.51 -> 0.18
+    "torch.linalg.norm(x - ae(x), dim=-1)": lambda d: torch.linalg.norm(d, dim=-1),               # 4.66 -> 0.18
+    "torch.linalg.vector_norm(x - ae(x), dim=-1)": lambda d: torch.linalg.vector_norm(d, dim=-1),  # 4.66 -> 0.18
+    "(x - ae(x)).norm(dim=-1)": lambda d: d.norm(dim=-1),                                         # 4.66 -> 0.18
 }
 
 
