@@ -49,6 +49,7 @@ from .capture_rewrites import _Steps
 from .ir import Node
 from .capture_random_integers import MATH_FUNCTIONS as RANDOM_MATH
 from .capture_complex_trig import MATH_FUNCTIONS as COMPLEX_MATH
+from .capture_exact_buckets import exact_bucket_nodes
 
 _FLOAT32 = np.finfo(np.float32)
 
@@ -502,6 +503,8 @@ def _bucketize(call: _Call, b) -> Optional[List[Node]]:
             return None
     boundaries = call.constant(seq)
     src = call.value(x)
+    if (exact := exact_bucket_nodes(call, x, boundaries, right, b.get("out_int32", False))) is not None:
+        return exact                # a float value held exactly: compared, not its codes' LUT (capture_exact_buckets)
     if call.name == "searchsorted" and boundaries is not None and boundaries.ndim >= 2 and src is not None:
         return _searchsorted_rows(call, b, src, boundaries, right)
     if boundaries is None or src is None or call.constant(x) is not None or boundaries.ndim != 1 \

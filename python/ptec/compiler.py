@@ -19,6 +19,7 @@ from .calibration import check_samples, refuse_nonfinite_inputs
 from .exact_sums import narrow_sums_as_linear
 from .narrow_clamps import narrow_clamp_producers
 from .input_channel_spread import spread_inputs_in_fp32
+from .cat_linear_split import shadow_cat_linears, split_wide_cat_linears
 from .input_compression import compress_inputs_in_fp32
 from .magnitude_logs import magnitude_logs_in_fp32
 from .fp32_statistics import statistics_in_fp32
@@ -144,7 +145,9 @@ def _compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor
     with torch.random.fork_rng(devices=[]):
         # random nodes calibrate on torch's draws: seeded, so a compile repeats (the caller's generator untouched)
         torch.manual_seed(random_seed)
+        shadow_cat_linears(prepared)      # fc(cat([x, x**3])): per-part layers calibrated too (ptec.cat_linear_split)
         observer = qz.calibrate(prepared, calibration, config, progress)
+    split_wide_cat_linears(prepared, observer, log)   # ... kept where the parts' spans differ 4x, else removed
     refuse_nonfinite_inputs(prepared.inputs, calibration, observer)
     nonfinite_in_fp32(prepared, observer, log, int8_io)           # nan_to_num(a / b), b 0 in a sample
     guarded_denominators(prepared, observer, log, int8_io)        # z / (z.sum() + eps), z a row of zeros
