@@ -24,8 +24,7 @@ layer's place or removes them, leaving the graph as it was. Only a linear
 fp32-marked, of plain int8 weights."""
 from __future__ import annotations
 
-import copy
-from typing import Callable, Dict, List
+from typing import Callable, List
 
 import numpy as np
 
