@@ -118,7 +118,7 @@ from .capture_fft_dims import real_nodes
 from .capture_trapezoid import trapezoid_nodes
 from .capture_attention_masks import (feeds_masked_softmax, masked_softmax_nodes, minus_inf_elsewhere,
                                       minus_inf_log_softmax_nodes)
-from .capture_masking_readers import masking_readers_in_fp32
+from .capture_masking_readers import masking_readers_in_fp32, minus_inf_constant_nodes
 from .capture_list_index import list_index_nodes
 from .capture_log_softmax import log_of_softmax
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
@@ -854,7 +854,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
         ins = [a.name for a in fn.args if isinstance(a, torch.fx.Node)
                and a.name not in shape_nodes]
         before = len(nodes)
-        masking_readers_in_fp32(fn, mods, by_name)      # a -1e9 fill read by max / exp / sum ... (its own module)
+        masking_readers_in_fp32(fn, mods, by_name)      # a -1e9 / -inf fill read by max / exp / sum ... (its module)
         if fn.op == "placeholder":
             nodes.append(Node(name, "input", [], index_input_attrs(fn)))
             inputs.append(name)
@@ -892,6 +892,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             nodes.extend(masked)        # (capture_attention_masks)
         elif (masked := minus_inf_log_softmax_nodes(fn, mods, by_name)) is not None:
             nodes.extend(masked)        # masked_fill(eye, -inf) read by log_softmax (capture_attention_masks)
+        elif (masked := minus_inf_constant_nodes(fn, by_name)) is not None:
+            nodes.extend(masked)        # masked_fill(constant, -inf) read by max / sum ... (capture_masking_readers)
         elif minus_inf_elsewhere(fn, mods, by_name) is not None and _function_node(fn, ins).op == "unsupported":
             nodes.append(_function_node(fn, ins))       # read by others: refused saying why
             nodes[-1].attrs["why"] = minus_inf_elsewhere(fn, mods, by_name)

@@ -192,8 +192,10 @@ def _logsumexp_nodes(fn, ins) -> Optional[List[Node]]:
     s = _Steps(fn.name)
     src, k, n = _lines(s, ins[0], shape, dims)
     s.nodes.extend(_reduce_max_nodes(f"{fn.name}__max", src, [k, n], [1], True, False))
-    m = s.nodes[-1].name
-    e = s("elementwise", [s("sub", [src, s.widen(m, [k, 1], [k, n])])], fn="exp")
+    m = top = s.nodes[-1].name
+    if fn.meta.get("ptec_fp32"):    # fp32: a row all -inf subtracts a finite max (exp 0, log -inf), not NaN
+        top = s("clamp", [m], lo=float(np.finfo(np.float32).min), hi=None)
+    e = s("elementwise", [s("sub", [src, s.widen(top, [k, 1], [k, n])])], fn="exp")
     total = s("mul", [s("mean", [e], dim=[1], keepdim=True), s.const(n)])
     s("reshape", [s("add", [s("elementwise", [total], fn="log"), m])], target_shape=out)
     return s.done()

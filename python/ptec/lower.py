@@ -22,6 +22,7 @@ from .backends.cortex_m import kernels_a16 as K16
 from .backends.cortex_m.lowering_bool import bool_to_float
 from .backends.cortex_m.scratch import plan_for_ptec_runtime_only
 from .capture_int_casts import narrow_dtype
+from .capture_masking_readers import minus_inf_in_int8
 from . import capture_integer_states as integer_states
 from .ir import Graph, Node, UnsupportedOperator, origin, written
 from .lowered import NOT_YET, Act, IOInfo, Lowered, clone_dim_order, layout, new_act
@@ -113,6 +114,8 @@ class LoweringContext:
         boolean = a.dtype == ScalarType.BOOL
         if boolean:                          # a bool read as a number: 0/1, as torch promotes it
             a = bool_to_float(self, a)
+        if minus_inf_in_int8(self.g.node(name), self.b.source):     # (capture_masking_readers)
+            raise LoweringError(minus_inf_in_int8(self.g.node(name), self.b.source))
         self.refuse_nonfinite(self.g.node(name))
         s, z = self.g.node(name).qparams
         qa = K.quantize(self.b, a, s, z)

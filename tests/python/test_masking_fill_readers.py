@@ -183,3 +183,108 @@ def test_masked_max_pool_then_linear():
         feeds.append([torch.randn(2, 7, 6, generator=g) * 2, m])
     worst, _, _ = _check(model, feeds, 2.0)
     print(f"pooled head: {worst:.2f} output steps")
+
+
+# -inf fills (masked max-pooling with float('-inf')): refused before ("no int8 value holds -inf" with a constant
+# mask, "gives infinite values on the calibration inputs" with a computed one); now fp32 holding -inf
+NEG = float("-inf")
+NEG_FORMS = {
+    "amax": lambda x, k: torch.where(k, x, NEG).amax(-1),
+    "max_pool_sequence": lambda x, k: x.masked_fill(~k, NEG).max(1)[0],
+    "max_values": lambda x, k: torch.max(x.masked_fill(~k, NEG), dim=-1).values,
+    "max_indices": lambda x, k: x.masked_fill(~k, NEG).max(1).indices.float(),
+    "exp": lambda x, k: torch.exp(x.masked_fill(~k, NEG)),
+    "logsumexp": lambda x, k: torch.logsumexp(x.masked_fill(~k, NEG), -1),
+    "sigmoid": lambda x, k: torch.sigmoid(torch.where(k, x, NEG)),
+    "softmax_dim0": lambda x, k: torch.softmax(x.masked_fill(~k, NEG), 0),
+    "sum": lambda x, k: x.masked_fill(~k, NEG).sum(-1),
+    "mean": lambda x, k: x.masked_fill(~k, NEG).mean(-1),
+}
+# torch's float32 value where a row (softmax_dim0: a column) is masked entirely
+NEG_WHOLE = {"amax": -np.inf, "max_pool_sequence": -np.inf, "max_values": -np.inf, "logsumexp": -np.inf,
+             "sum": -np.inf, "mean": -np.inf, "softmax_dim0": np.nan}
+
+
+def _neg_feeds(seed, mask):
+    """_feeds, with a column masked entirely too on every fourth feed (a softmax over dim 0's whole masking)."""
+    feeds = _feeds(seed, mask)
+    for i, (x, m) in enumerate(feeds):
+        if i % 4 == 1:
+            m[:, (i + 3) % m.shape[1]] = False if m.dtype == torch.bool else -1.0
+    return feeds
+
+
+def _check_nonfinite(model, feeds, calibration=None):
+    """As _check, the results torch gives as -inf or NaN the same (NaN equal
+    to NaN), the finite ones within BOUND output steps; (worst, whether any
+    result was -inf / NaN)."""
+    model = model.eval()
+    res = compile_model(model, (calibration or feeds)[0], calibration or feeds)
+    prog = parse_program(res.data)
+    got, want = [], []
+    for f in feeds:
+        got.append(np.asarray(host_runtime.run(prog, res.data, [t.numpy() for t in f])[0], np.float64))
+        with torch.no_grad():
+            want.append(model(*[t.clone() for t in f]).numpy().astype(np.float64))
+    got, want = np.stack(got), np.stack(want)
+    odd = ~np.isfinite(want)
+    np.testing.assert_array_equal(got[odd], want[odd])
+    assert np.isfinite(got[~odd]).all()
+    if odd.all():               # a sum / mean of every row reads a -inf
+        return 0.0, True
+    step = float(np.ptp(want[~odd])) / 255
+    worst = float(np.abs(got[~odd] - want[~odd]).max()) / step
+    assert worst <= BOUND, worst
+    return worst, bool(odd.any())
+
+
+@pytest.mark.parametrize("mask", ["computed", "input", "constant"])
+@pytest.mark.parametrize("form", sorted(NEG_FORMS))
+def test_minus_inf_fill_reader_runs(form, mask):
+    """A -inf fill read by each reader: rows (columns) masked entirely give
+    torch's -inf / 0 / NaN, the kept results within 1 output step."""
+    if mask == "constant":
+        keep = torch.rand(4, 10, generator=torch.Generator().manual_seed(3)) > 0.5
+        keep[0], keep[:, 5] = False, False
+        keep[1, 4] = True
+        model = Fn(lambda s, x: NEG_FORMS[form](x, s.keep), keep=keep)
+        feeds = [[x] for x, _ in _feeds(2, "computed", whole=False)]
+    else:
+        model = Fn(lambda s, x, m: NEG_FORMS[form](x, m if m.dtype == torch.bool else m > 0))
+        feeds = _neg_feeds(0, mask)
+    worst, odd = _check_nonfinite(model, feeds)
+    print(f"-inf {form} ({mask} mask): {worst:.2f} output steps")
+    assert odd == (form in NEG_WHOLE)
+    if form in NEG_WHOLE:       # the whole-masked results are torch's value itself
+        with torch.no_grad():
+            want = model(*feeds[1]).numpy()
+        assert np.isnan(want).any() if np.isnan(NEG_WHOLE[form]) else (want == NEG_WHOLE[form]).any()
+
+
+def test_minus_inf_calibration_that_masks_no_row():
+    """Calibrated on feeds masking no row entirely (every result finite), run
+    on feeds that do: -inf there all the same (nothing rests on a grid)."""
+    for form in ("max_pool_sequence", "logsumexp"):
+        model = Fn(lambda s, x, m, form=form: NEG_FORMS[form](x, m > 0))
+        feeds = _neg_feeds(8, "computed")
+        calibration = [[x, m.abs() + 0.5] for x, m in feeds]
+        _, odd = _check_nonfinite(model, feeds, calibration)
+        assert odd
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_minus_inf_max_pool_read_by_int8_linear_refused(whole):
+    """A -inf masked max-pool read by an int8 Linear: refused in one line
+    naming the max (no int8 value holds -inf), whether or not calibration
+    masks a row entirely; with -1e9 it runs (test_masked_max_pool_then_linear)."""
+    torch.manual_seed(0)
+    model = Fn(lambda s, x, m: s.head(x.masked_fill(~(m > 0).unsqueeze(-1), NEG).max(1)[0])).eval()
+    model.head = nn.Linear(6, 3)
+    g = torch.Generator().manual_seed(4)
+    feeds = [[torch.randn(2, 7, 6, generator=g), torch.randn(2, 7, generator=g).abs() + 0.5] for _ in range(8)]
+    if whole:
+        feeds[0][1][0] = -1.0
+    why = r"getitem.* is -inf .*an int8 step \(head \(nn\.Linear\)\) reads it: no int8 value holds -inf"
+    with pytest.raises(Exception, match=why) as e:
+        compile_model(model, feeds[0], feeds)
+    assert "\n" not in str(e.value)
