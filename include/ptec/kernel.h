@@ -52,11 +52,15 @@ typedef struct ptec_kernel {
  * the argument at an inert None (or Null) once prepare returns. Such an
  * argument must be a constant or planned tensor, an empty one or a Null:
  * the load refuses a caller-bound input or output there, whose data
- * pointer changes after the load. Kernels without it: every argument as
- * before. */
+ * pointer changes after the load, and a MoveCall's destination (the run
+ * would not see the move). A bit at or past the call's argument count is
+ * refused at load. Kernels without it: every argument as before. */
 #define PTEC_PREPARED_ARGS(bits) ((uint32_t)(bits) << 16)
 #define PTEC_KERNEL_STATE_BYTES(k) ((k)->state_size & 0xFFFFu)
 #define PTEC_KERNEL_PREPARED_ARGS(k) ((k)->state_size >> 16)
+/* The state's bytes share state_size with those bits: config.h may raise
+ * the limit, never past the low 16 bits. */
+_Static_assert(PTEC_MAX_KERNEL_STATE <= 0xFFFFu, "PTEC_MAX_KERNEL_STATE must fit in state_size's low 16 bits");
 
 struct ptec_op {
     ptec_value *const *argv;  /* argc values, in schema order, then out, then the return slot */

@@ -116,12 +116,20 @@ def kept_flags(plan, lay: dict) -> List[bool]:
         if 0 <= i < n and i < LATER_VALUES:
             s.add(i)
 
+    def pin_items(i):
+        # a kernel finds a tensor list's items among the kept values
+        if 0 <= i < n and isinstance(values[i].val, (TensorList, OptionalTensorList)):
+            for j in values[i].val.items or []:
+                mark(pinned, j)
+
     chains = plan.chains or []
     for ins in (chains[0].instructions or []) if chains else []:
         call = ins.instr_args
         if isinstance(call, MoveCall):
             mark(pinned, call.move_from)
             mark(pinned, call.move_to)
+            pin_items(call.move_from)
+            pin_items(call.move_to)
         elif isinstance(call, JumpFalseCall):
             mark(pinned, call.cond_value_index)
         elif isinstance(call, (KernelCall, DelegateCall)):
@@ -131,8 +139,10 @@ def kept_flags(plan, lay: dict) -> List[bool]:
                 mask = masks.get(op.name + (f".{op.overload}" if op.overload else ""), 0)
             for j, a in enumerate(call.args or []):
                 mark(prepared if j < 16 and (mask >> j) & 1 else pinned, a)
+                pin_items(a)
     for a in list(plan.inputs or []) + list(plan.outputs or []):
         mark(pinned, a)
+        pin_items(a)
     return [_kept(v) and not (i in prepared and i not in pinned) for i, v in enumerate(values)]
 
 
@@ -248,6 +258,7 @@ def requirements(program: Program, method: str = "forward", target: str = "host"
         v = values[args[i]].val if 0 <= i < len(args) and 0 <= args[i] < len(values) else None
         return isinstance(v, Tensor) and v.allocation_info is not None
 
+    move_to = {ins.instr_args.move_to for ins in instructions if isinstance(ins.instr_args, MoveCall)}
     for k, ins in enumerate(instructions):
         call = ins.instr_args
         if isinstance(call, KernelCall):
@@ -258,6 +269,13 @@ def requirements(program: Program, method: str = "forward", target: str = "host"
             if name not in kernels:
                 raise RequirementsError(f"instruction {k}: operator {name} is not in ptec's runtime")
             args = list(call.args or [])
+            # method_load.c bind_args: a kernel's run does not read its
+            # prepare-only arguments, so it would not see a move into one.
+            mask = lay.get("prepared_args", {}).get(name, 0)
+            if len(args) < 16 and mask >> len(args):
+                raise RequirementsError(f"instruction {k}: {name} declares a prepare-only argument past the call's")
+            if any(j < 16 and (mask >> j) & 1 and a in move_to for j, a in enumerate(args)):
+                raise RequirementsError(f"instruction {k}: prepare-only argument is a move destination")
             meta.take(len(args), ptr)
             meta.take(1, kernels[name])
             scratch = max(scratch, kernel_scratch(lay["isa"], name, lambda i: tensor_sizes(args, i),

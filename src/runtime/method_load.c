@@ -141,6 +141,7 @@ typedef struct later_values {
     uint8_t counted[LATER_VALUES / 8u]; /* bound-dynamic ones whose sizes copy is counted */
     uint8_t prepared[LATER_VALUES / 8u]; /* named only where kernels' run never reads (not kept) */
     const fb_vector *inputs, *outputs;
+    bool moves; /* the chain has a MoveCall (bind_args then looks for its destinations) */
 } later_values;
 
 static bool is_later(const later_values *later, uint32_t i)
@@ -198,6 +199,26 @@ static const ptec_kernel *peek_kernel(fb_view *fb, const fb_table *plan, uint32_
     return kernel;
 }
 
+/* A kernel finds a tensor list's items among the kept values (op_args.c
+ * list_item): the items of a list value `index` names are pinned, whatever
+ * else names them. */
+static void pin_list_items(fb_view *fb, const fb_vector *values, uint8_t *pinned, uint32_t index, uint32_t count)
+{
+    if (index >= count) {
+        return;
+    }
+    fb_table ev = ptec_fb_at(fb, values, index);
+    const uint8_t tag = ptec_fb_u8(fb, &ev, EVALUE_TYPE, 0);
+    if (tag != PTEC_VALUE_TENSOR_LIST && tag != PTEC_VALUE_OPTIONAL_TENSOR_LIST) {
+        return;
+    }
+    fb_table list = ptec_fb_sub(fb, &ev, EVALUE_VAL);
+    fb_vector items = ptec_fb_vec(fb, &list, 0, 4);
+    for (uint32_t j = 0; j < items.count && !fb->bad; ++j) {
+        mark_bit(pinned, fb_le32(fb->base + items.data + 4u * j), count); /* -1 (optional None): past count */
+    }
+}
+
 /* Marks the values the chain's calls name, and finds those named only as
  * arguments a kernel's run never reads (PTEC_PREPARED_ARGS): the load keeps
  * no header for them. Anything else naming a value (an input or output, a
@@ -219,7 +240,10 @@ static void mark_call_args(const ptec_exec_ctx *ctx, later_values *later, kernel
         if (kind == INSTR_MOVE_CALL || kind == INSTR_JUMP_FALSE_CALL) {
             mark_bit(pinned, ptec_fb_u32(&fb, &call, 0, 0), count);
             if (kind == INSTR_MOVE_CALL) {
+                later->moves = true;
                 mark_bit(pinned, ptec_fb_u32(&fb, &call, 1, 0), count);
+                pin_list_items(&fb, &ctx->values, pinned, ptec_fb_u32(&fb, &call, 0, 0), count);
+                pin_list_items(&fb, &ctx->values, pinned, ptec_fb_u32(&fb, &call, 1, 0), count);
             }
             continue;
         }
@@ -237,12 +261,15 @@ static void mark_call_args(const ptec_exec_ctx *ctx, later_values *later, kernel
             uint32_t index = fb_le32(fb.base + args.data + 4u * j);
             mark_bit(later->marked, index, count);
             mark_bit(j < 16u && ((prepared >> j) & 1u) ? later->prepared : pinned, index, count);
+            pin_list_items(&fb, &ctx->values, pinned, index, count);
         }
     }
     for (uint32_t i = 0; i < later->inputs->count + later->outputs->count; ++i) {
         const fb_vector *io = i < later->inputs->count ? later->inputs : later->outputs;
         const uint32_t at = i < later->inputs->count ? i : i - later->inputs->count;
-        mark_bit(pinned, fb_le32(ctx->fb.base + io->data + 4u * at), count);
+        const uint32_t index = fb_le32(ctx->fb.base + io->data + 4u * at);
+        mark_bit(pinned, index, count);
+        pin_list_items(&fb, &ctx->values, pinned, index, count);
     }
     const uint32_t bytes = ((count < LATER_VALUES ? count : LATER_VALUES) + 7u) / 8u;
     for (uint32_t b = 0; b < bytes; ++b) {
@@ -427,6 +454,27 @@ static ptec_status decode_arg(ptec_exec_ctx *ctx, meta_arena *meta, uint32_t ind
     return st;
 }
 
+/* Whether some MoveCall of the chain moves into value `index`: a kernel's
+ * run would not see it at an argument prepare kept (PTEC_PREPARED_ARGS).
+ * Reads through a copy of the view (the walk reports a malformed chain). */
+static bool is_move_destination(const ptec_exec_ctx *ctx, uint32_t index)
+{
+    fb_view fb = ctx->fb;
+    fb_vector chains = ptec_fb_vec(&fb, &ctx->plan, PLAN_CHAINS, 4);
+    fb_table chain = ptec_fb_at(&fb, &chains, 0);
+    fb_vector instructions = ptec_fb_vec(&fb, &chain, CHAIN_INSTRUCTIONS, 4);
+    for (uint32_t i = 0; i < instructions.count && !fb.bad; ++i) {
+        fb_table it = ptec_fb_at(&fb, &instructions, i);
+        if (ptec_fb_u8(&fb, &it, INSTRUCTION_TYPE, 0) == INSTR_MOVE_CALL) {
+            fb_table call = ptec_fb_sub(&fb, &it, INSTRUCTION_ARGS);
+            if (ptec_fb_u32(&fb, &call, MOVE_TO, 0) == index) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* `delegate`: the arguments go to a backend's execute, which may read any
  * kind; one the method does not keep gets a header of its own in the
  * metadata (8 bytes on Cortex-M; upstream's delegates take tensors only).
@@ -444,6 +492,9 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
     }
     if (args.count > PTEC_MAX_OP_ARGS) {
         return instr_fail(ctx, PTEC_NOT_SUPPORTED, PTEC_MSG("more than 32 arguments"));
+    }
+    if (args.count < 16u && (prepared >> args.count) != 0) {
+        return instr_fail(ctx, PTEC_NOT_SUPPORTED, PTEC_MSG("kernel declares a prepare-only argument past the call's"));
     }
     ptec_value **argv = meta_take(meta, args.count, sizeof(ptec_value *));
     uint64_t cost = 1;
@@ -466,6 +517,9 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
                     temps->decoded[i] = false;
                 }
             }
+        }
+        if (((prepared >> i) & 1u) && later->moves && is_move_destination(ctx, index)) {
+            return instr_fail(ctx, PTEC_NOT_SUPPORTED, PTEC_MSG("prepare-only argument is a move destination"));
         }
         if (((prepared >> i) & 1u) && v->kind == PTEC_VALUE_TENSOR &&
             !(v->u.tensor->flags & (PTEC_TENSOR_CONSTANT | PTEC_TENSOR_PLANNED)) &&
@@ -820,6 +874,7 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
     memset(later->marked, 0, sizeof later->marked);
     memset(later->counted, 0, sizeof later->counted);
     memset(later->prepared, 0, sizeof later->prepared);
+    later->moves = false;
     later->inputs = &inputs;
     later->outputs = &outputs;
     kernel_memo memo;

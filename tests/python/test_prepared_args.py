@@ -4,8 +4,10 @@ keep their constant operands' data pointers in their state at prepare, and
 the load keeps no value or tensor header for a value that only such
 arguments name. ptec.requirements and the host runtime agree to the byte
 (one byte less fails), the run is bit-exact against the Python interpreter,
-a value also named elsewhere (a method output) stays kept, and a
-caller-bound input at such an argument is refused."""
+a value also named elsewhere (a method output or a tensor list's item)
+stays kept, and a caller-bound input or a move destination at such an
+argument is refused."""
+import copy
 import os
 import subprocess
 
@@ -16,9 +18,10 @@ from conftest import ROOT
 from ptec.backends.cortex_m.sample_programs import ds_cnn_program
 from ptec.interpreter import run_program
 from ptec.pte import parse_program
-from ptec.pte.schema import KernelCall, Null, Tensor
+from ptec.pte.schema import (AllocationDetails, EValue, Instruction, Int, KernelCall, MoveCall, Null, Operator,
+                             Tensor, TensorList)
 from ptec.pte.writer import write_program
-from ptec.requirements import kept_flags, load_layouts, requirements
+from ptec.requirements import RequirementsError, kept_flags, load_layouts, requirements
 from test_requirements import assert_exact_on_host
 
 PTEC_RUN = os.path.join(ROOT, "build", "host", "tools", "ptec-run", "ptec-run")
@@ -117,3 +120,73 @@ def test_caller_bound_input_at_a_prepared_arg_is_refused(tmp_path):
     assert run.returncode != 0
     assert "prepare-only argument is a caller-bound input or output" in run.stderr, run.stderr
     assert "quantized_linear" in run.stderr, run.stderr
+
+
+def _linear(plan):
+    k, ins = next((k, ins) for k, ins in enumerate(plan.chains[0].instructions)
+                  if isinstance(ins.instr_args, KernelCall)
+                  and plan.operators[ins.instr_args.op_index].name == "cortex_m::quantized_linear")
+    return k, list(ins.instr_args.args)
+
+
+def test_move_into_a_prepared_arg_is_refused(tmp_path):
+    """A MoveCall of another constant (same shape and dtype, other bytes)
+    into the linear's weights: the run reads the pointer prepare kept, so
+    it would ignore the move. The load refuses it (NotSupported, naming
+    the instruction), as do the runtime's and ptec.requirements' sizes."""
+    program, _ = ds_cnn_program(seed=7, target="cortex-m55")
+    plan = program.plan()
+    k, args = _linear(plan)
+    w = plan.values[args[1]].val
+    nbytes = 12 * 64
+    offsets = program.constant_segment.offsets
+    seg = program.segment_data[0]
+    at = (len(seg) + 15) // 16 * 16
+    program.segment_data[0] = seg + bytes(at - len(seg)) + bytes([3]) * nbytes
+    offsets.append(at)
+    other = copy.deepcopy(w)
+    other.data_buffer_idx = len(offsets) - 1
+    plan.values.append(EValue(other))
+    plan.chains[0].instructions.insert(k, Instruction(MoveCall(move_from=len(plan.values) - 1, move_to=args[1])))
+    x = np.random.default_rng(4).normal(size=(1, 1, 49, 10)).astype(np.float32)
+    path, run, out = _run_host(tmp_path, program, x)
+    assert run.returncode != 0, "the move was ignored"
+    assert "NotSupported" in run.stderr or "not supported" in run.stderr.lower(), run.stderr
+    assert "prepare-only argument is a move destination" in run.stderr, run.stderr
+    assert "quantized_linear" in run.stderr, run.stderr
+    with pytest.raises(RequirementsError, match="move destination"):
+        requirements(parse_program(path.read_bytes()), target="host")
+
+
+def test_tensor_list_item_at_a_prepared_arg_stays_kept(tmp_path):
+    """aten::cat.out([linear weights], 0, out) with out a method output:
+    the weights are named at a prepare-only argument and as a list's item,
+    which a kernel finds among the kept values; they keep their header,
+    the program loads and runs, the output is the weights' bytes, and
+    ptec.requirements equals the runtime's to the byte."""
+    program, _ = ds_cnn_program(seed=7, target="cortex-m55")
+    plan = program.plan()
+    _, args = _linear(plan)
+    w = plan.values[args[1]].val
+    lay = load_layouts()["lp64-SCALAR"]
+    assert not kept_flags(plan, lay)[args[1]]
+    sizes = list(plan.non_const_buffer_sizes)
+    out = copy.deepcopy(w)
+    out.data_buffer_idx = 0
+    out.allocation_info = AllocationDetails(memory_id=1, memory_offset_low=sizes[1])
+    sizes[1] += 12 * 64
+    plan.non_const_buffer_sizes = sizes
+    n = len(plan.values)
+    plan.values += [EValue(TensorList(items=[args[1]])), EValue(Int(0)), EValue(out)]
+    plan.operators.append(Operator(name="aten::cat", overload="out"))
+    plan.chains[0].instructions.append(
+        Instruction(KernelCall(op_index=len(plan.operators) - 1, args=[n, n + 1, n + 2, n + 2])))
+    plan.outputs = list(plan.outputs) + [n + 2]
+    assert kept_flags(plan, lay)[args[1]]
+    x = np.random.default_rng(5).normal(size=(1, 1, 49, 10)).astype(np.float32)
+    path, run, outdir = _run_host(tmp_path, program, x)
+    assert run.returncode == 0, run.stderr
+    seg_off = program.constant_segment.offsets[w.data_buffer_idx]
+    want = np.frombuffer(program.segment_data[0][seg_off:seg_off + 12 * 64], np.int8).reshape(12, 64)
+    assert np.array_equal(np.load(outdir / "output1.npy"), want)
+    assert_exact_on_host(str(path), requirements(parse_program(path.read_bytes()), target="host"))
