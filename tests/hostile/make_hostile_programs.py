@@ -30,7 +30,7 @@ from ptec.pte import writer  # noqa: E402
 from ptec.pte.program_builder import ProgramBuilder  # noqa: E402
 from ptec.pte.schema import (AllocationDetails, BackendDelegate,  # noqa: E402
                              BackendDelegateDataReference, BackendDelegateInlineData,
-                             DataLocation, DelegateCall, ExtraTensorInfo, Instruction, JumpFalseCall,
+                             DataLocation, DelegateCall, ExtraTensorInfo, Instruction, IntList, JumpFalseCall,
                              MoveCall, ScalarType, TensorList)
 
 GIB = 1 << 30
@@ -709,6 +709,210 @@ def case_io_index(p, v):
 def case_list_item_index(p, v):
     plan(p).values[v["false"]].val = TensorList([v["x"], 1 << 20])
     return [("any", "requirements", "InvalidProgram", "list item names no value")]
+
+
+# --- Hand-patched EValues: each breaks one check of value_member, payload_at
+# (value_parse.c) or index_vector (method_load.c) in the serialised bytes,
+# where the builder cannot go. Offsets below are flatbuffer positions (the
+# program region starts at byte 0; fb size = the header's program_size).
+
+def _u16(d, at):
+    return struct.unpack_from("<H", d, at)[0]
+
+
+def _u32(d, at):
+    return struct.unpack_from("<I", d, at)[0]
+
+
+def _field(d, table, fid):
+    """Position of field `fid` of the table at `table` (None: absent)."""
+    vt = table - struct.unpack_from("<i", d, table)[0]
+    slot = 4 + 2 * fid
+    off = _u16(d, vt + slot) if slot + 2 <= _u16(d, vt) else 0
+    return table + off if off else None
+
+
+def _deref(d, at):
+    return at + _u32(d, at)
+
+
+def _evalue(d, index):
+    """The EValue table of plan 0's value `index`."""
+    plans = _deref(d, _field(d, _u32(d, 0), 1))
+    values = _deref(d, _field(d, _deref(d, plans + 4), 2))
+    return _deref(d, values + 4 + 4 * index)
+
+
+def _program_size(d):
+    return struct.unpack_from("<Q", d, 16)[0]
+
+
+def _with_tail(d, tail):
+    """The file with `tail` appended to its flatbuffer region (program_size and
+    segment_base_offset moved on; no offset inside the flatbuffer changes):
+    returns the new bytes and where the tail starts."""
+    assert bytes(d[8:12]) == b"eh00" and len(tail) % 16 == 0
+    size, seg_base = struct.unpack_from("<QQ", d, 16)
+    out = bytearray(d[:size]) + tail + bytearray(d[size:])
+    struct.pack_into("<QQ", out, 16, size + len(tail), seg_base + len(tail))
+    return out, size
+
+
+def _point_member(d, index, target):
+    """Value `index`'s EValue member uoffset set to reach `target` (mod 2^32)."""
+    slot = _field(d, _evalue(d, index), 1)
+    struct.pack_into("<I", d, slot, (target - slot) & 0xFFFFFFFF)
+
+
+def _member_at_end(d, index, vt_len, field_off, room, tag=None):
+    """Appends a member table for value `index` that ends the flatbuffer
+    `room` bytes after its start: its vtable [vt_len, 4, field_off] just
+    before it, the table's soffset, zeros. `tag`: a kind to give the EValue.
+    Returns the new bytes."""
+    assert room >= 4
+    pad = (-(8 + room)) % 16
+    tail = bytearray(pad) + struct.pack("<HHH", vt_len, 4, field_off) + bytearray(2)
+    tail += struct.pack("<i", 8) + bytearray(room - 4)
+    out, start = _with_tail(bytearray(d), tail)
+    at = start + pad + 8
+    if tag is not None:
+        out[_field(out, _evalue(out, index), 0)] = tag
+    _point_member(out, index, at)
+    assert at + room == _program_size(out)
+    return out
+
+
+def _alpha(p):
+    """Value index of the add's alpha (an Int)."""
+    return kernel_args(p)[2]
+
+
+def _patched(p, fn):
+    def serialise(program):
+        return bytes(fn(bytearray(writer.serialize_program(program))))
+    return serialise
+
+
+def case_evalue_tail_valid(p, v):
+    # the control: alpha's member moved to a well-formed table ending the file (Int 1 at offset 4, 8 bytes
+    # left) loads and runs, so each case below is refused for its own broken check, not for the move
+    def fn(d):
+        d = _member_at_end(d, _alpha(p), 6, 4, 12)
+        struct.pack_into("<q", d, _program_size(d) - 8, 1)
+        return d
+    return [("any", "none", "Ok", "")], _patched(p, fn)
+
+
+def case_evalue_member_outside(p, v):
+    # alpha's member uoffset reaches 2^32 + 8: past the file (and in range if truncated to 32 bits)
+    def fn(d):
+        _point_member(d, _alpha(p), 1 << 32 | 8)
+        return d
+    return [("any", "requirements", "InvalidProgram", "malformed EValue")], _patched(p, fn)
+
+
+def case_evalue_member_at_end(p, v):
+    # alpha's member table starts 2 bytes before the end: no room for its soffset
+    def fn(d):
+        _point_member(d, _alpha(p), _program_size(d) - 2)
+        return d
+    return [("any", "requirements", "InvalidProgram", "malformed EValue")], _patched(p, fn)
+
+
+def case_evalue_member_vtable_before(p, v):
+    # the member's soffset puts its vtable 64 bytes before the file
+    def fn(d):
+        d = bytearray(_member_at_end(d, _alpha(p), 6, 4, 12))
+        at = _program_size(d) - 12
+        struct.pack_into("<i", d, at, at + 64)
+        return d
+    return [("any", "requirements", "InvalidProgram", "malformed EValue")], _patched(p, fn)
+
+
+def case_evalue_member_vtable_beyond(p, v):
+    # the member's soffset puts its vtable 256 MiB past the file
+    def fn(d):
+        d = bytearray(_member_at_end(d, _alpha(p), 6, 4, 12))
+        struct.pack_into("<i", d, _program_size(d) - 12, -(1 << 28))
+        return d
+    return [("any", "requirements", "InvalidProgram", "malformed EValue")], _patched(p, fn)
+
+
+def case_evalue_member_vtable_past_end(p, v):
+    # the member's vtable is the file's last 4 bytes but says it is 8 long
+    def fn(d):
+        d = bytearray(_member_at_end(d, _alpha(p), 6, 4, 12))
+        size = _program_size(d)
+        at = size - 12
+        struct.pack_into("<i", d, at, at - (size - 4))
+        struct.pack_into("<HH", d, size - 4, 8, 4)
+        return d
+    return [("any", "requirements", "InvalidProgram", "malformed EValue")], _patched(p, fn)
+
+
+def case_evalue_member_vtable_short(p, v):
+    # the member's vtable says it is 2 bytes long (not even its own header)
+    def fn(d):
+        return _member_at_end(d, _alpha(p), 2, 4, 12)
+    return [("any", "requirements", "InvalidProgram", "malformed EValue")], _patched(p, fn)
+
+
+def case_evalue_int_payload_past_end(p, v):
+    # alpha's 8-byte Int at the table's offset 4 with 4 bytes left in the file
+    def fn(d):
+        return _member_at_end(d, _alpha(p), 6, 4, 8)
+    return [("any", "requirements", "InvalidProgram", "malformed or missing EValue payload")], _patched(p, fn)
+
+
+def case_evalue_double_payload_past_end(p, v):
+    # the same bytes as a Double (kind 4): 8 bytes read, 4 left
+    def fn(d):
+        return _member_at_end(d, _alpha(p), 6, 4, 8, tag=4)
+    return [("any", "requirements", "InvalidProgram", "malformed or missing EValue payload")], _patched(p, fn)
+
+
+def case_evalue_bool_payload_past_end(p, v):
+    # cond's Bool at the table's offset 4, which is the file's end
+    def fn(d):
+        return _member_at_end(d, v["cond"], 6, 4, 4)
+    return [("any", "requirements", "InvalidProgram", "malformed or missing EValue payload")], _patched(p, fn)
+
+
+def case_evalue_payload_offset_far(p, v):
+    # alpha's Int at offset 0xFFF8 of a table 12 bytes from the end
+    def fn(d):
+        return _member_at_end(d, _alpha(p), 6, 0xFFF8, 12)
+    return [("any", "requirements", "InvalidProgram", "malformed or missing EValue payload")], _patched(p, fn)
+
+
+def case_evalue_int_list_vector_past_end(p, v):
+    # an IntList whose vector uoffset (field 0) has 2 of its 4 bytes in the file
+    def fn(d):
+        return _member_at_end(d, v["false"], 6, 4, 6, tag=7)
+    return [("any", "requirements", "InvalidProgram", "malformed or missing EValue payload")], _patched(p, fn)
+
+
+def case_evalue_int_list_items_past_end(p, v):
+    # an IntList of 4 items whose vector ends the file after 2
+    def fn(d):
+        d = bytearray(_member_at_end(d, v["false"], 6, 4, 24, tag=7))
+        size = _program_size(d)
+        at = size - 24
+        struct.pack_into("<II", d, at + 4, 4, 4)   # uoffset to a count of 4 at size - 16, 12 bytes after it
+        return d
+    return [("any", "requirements", "InvalidProgram", "malformed or missing EValue payload")], _patched(p, fn)
+
+
+def case_evalue_int_list_item_index(p, v):
+    # an IntList whose second item names no value
+    plan(p).values[v["false"]].val = IntList([v["x"], len(plan(p).values)])
+    return [("any", "requirements", "InvalidProgram", "list item names no value")]
+
+
+def case_evalue_output_second_index(p, v):
+    # the outputs' second entry names no value (index_vector checks past the first)
+    plan(p).outputs = [v["z"], len(plan(p).values)]
+    return [("any", "requirements", "InvalidProgram", "names no value")]
 
 
 def case_operator_index(p, v):
