@@ -261,6 +261,20 @@ def past_budget_note(g, n, steps, spent: int = 0) -> None:
     n.attrs["note"] = f"{n.attrs['note']}; {note}" if n.attrs.get("note") else note
 
 
+def copyable_operand(g, n):
+    """The computed float operand of a one-input table n whose chain this
+    module can copy in fp32 within its budget, else None (a float input, a
+    constant, a value already fp32 or integer, a chain of moves only)."""
+    if len(n.inputs) != 1 or n.attrs.get("fp32") or n.attrs.get("dtype"):
+        return None
+    x = g.node(n.inputs[0])
+    if x.op in ("input", "constant") or x.attrs.get("fp32"):
+        return None
+    chain = _chain(g, x.name)
+    if not chain or all(s.op in MOVE_OPS for s in chain) or not _within_budget(chain, n, g):
+        return None
+    return x
+
 def _single_signs(g) -> None:
     """The sign of one computed float value, `torch.sign(self.fc(x))`, an
     int8 table of the value's codes until now (a value within half its
@@ -270,13 +284,8 @@ def _single_signs(g) -> None:
     be made (_chain, _within_budget): else the table stays, as before. A
     value already fp32 (aten::sign.out on it) or integer is left."""
     for n in [n for n in g.nodes if n.op == "elementwise" and n.attrs.get("fn") == "sign"]:
-        if len(n.inputs) != 1 or n.attrs.get("fp32") or n.attrs.get("dtype"):
-            continue
-        x = g.node(n.inputs[0])
-        if x.op in ("input", "constant") or x.attrs.get("fp32"):
-            continue
-        chain = _chain(g, x.name)
-        if not chain or all(s.op in MOVE_OPS for s in chain) or not _within_budget(chain, n, g):
+        x = copyable_operand(g, n)
+        if x is None:
             continue
         name, at = n.name, g.nodes.index(n)
         made = [Node(f"{name}__pos", "compare", [x.name], dict(kind="gt", scalar=0.0, **{OPERANDS: True})),

@@ -50,15 +50,10 @@ def single_heavisides(g) -> None:
     """Each heaviside table of a computed float value whose chain
     capture_sign can copy in fp32, as where(x == 0, v, float(x > 0)) with
     both comparisons' operand copied (module doc)."""
-    from .capture_sign import MOVE_OPS, OPERANDS, _chain, _within_budget
+    from .capture_sign import OPERANDS, copyable_operand
     for n in [n for n in g.nodes if _value(n) is not None]:
-        if len(n.inputs) != 1 or n.attrs.get("fp32") or n.attrs.get("dtype"):
-            continue
-        x = g.node(n.inputs[0])
-        if x.op in ("input", "constant") or x.attrs.get("fp32"):
-            continue
-        chain = _chain(g, x.name)
-        if not chain or all(s.op in MOVE_OPS for s in chain) or not _within_budget(chain, n, g):
+        x = copyable_operand(g, n)
+        if x is None:
             continue
         name, at, v = n.name, g.nodes.index(n), _value(n)
         made = [Node(f"{name}__pos", "compare", [x.name], dict(kind="gt", scalar=0.0, **{OPERANDS: True})),

@@ -18,6 +18,7 @@ from ptec.compiler import compile_model
 from ptec.ir import evaluate
 from test_function_coverage import inputs
 from test_module_coverage import worst_steps
+from test_complex_products import EQW, EQZ, R  # noqa: F401 (the forms' shared spectra)
 
 S3 = (1, 4, 8)
 V = torch.view_as_real
@@ -29,19 +30,6 @@ def Z(x):
 
 def W(x):
     return torch.complex(x.flip(1), x) * 0.5
-
-
-def R(x):
-    return torch.fft.rfft(x, norm="ortho")
-
-
-def EQZ(x):
-    return torch.complex(x, x.flip(-1))
-
-
-def EQW(x):
-    """EQZ(x) where x >= 0 (equal to it there, on the int8 grid too: relu keeps the codes)."""
-    return torch.complex(torch.relu(x), x.flip(-1))
 
 
 FORMS = {
