@@ -69,6 +69,17 @@ def _feeds(seed, mask, n=16, shape=(4, 10), whole=True):
     return feeds
 
 
+def _outputs(model, res, feeds):
+    """The first output of program res on the host and of torch's model, per feed, stacked."""
+    prog = parse_program(res.data)
+    got, want = [], []
+    for f in feeds:
+        got.append(np.asarray(host_runtime.run(prog, res.data, [t.numpy() for t in f])[0], np.float64))
+        with torch.no_grad():
+            want.append(model(*[t.clone() for t in f]).numpy().astype(np.float64))
+    return np.stack(got), np.stack(want)
+
+
 def _check(model, feeds, bound=BOUND, calibration=None):
     """Compile on calibration (feeds), run each feed on the host: the kept
     results' worst error in output steps (asserted under bound), the fill's
@@ -76,13 +87,7 @@ def _check(model, feeds, bound=BOUND, calibration=None):
     model = model.eval()
     calibration = calibration or feeds
     res = compile_model(model, calibration[0], calibration)
-    prog = parse_program(res.data)
-    got, want = [], []
-    for f in feeds:
-        got.append(np.asarray(host_runtime.run(prog, res.data, [t.numpy() for t in f])[0], np.float64))
-        with torch.no_grad():
-            want.append(model(*[t.clone() for t in f]).numpy().astype(np.float64))
-    got, want = np.stack(got), np.stack(want)
+    got, want = _outputs(model, res, feeds)
     fill = want <= -500             # results of the fill (a kept value's max or logsumexp is above -20)
     assert np.array_equal(fill, got <= -500)
     assert np.allclose(got[fill], want[fill], rtol=1e-6, atol=0), (got[fill], want[fill])
@@ -220,13 +225,7 @@ def _check_nonfinite(model, feeds, calibration=None):
     result was -inf / NaN)."""
     model = model.eval()
     res = compile_model(model, (calibration or feeds)[0], calibration or feeds)
-    prog = parse_program(res.data)
-    got, want = [], []
-    for f in feeds:
-        got.append(np.asarray(host_runtime.run(prog, res.data, [t.numpy() for t in f])[0], np.float64))
-        with torch.no_grad():
-            want.append(model(*[t.clone() for t in f]).numpy().astype(np.float64))
-    got, want = np.stack(got), np.stack(want)
+    got, want = _outputs(model, res, feeds)
     odd = ~np.isfinite(want)
     np.testing.assert_array_equal(got[odd], want[odd])
     assert np.isfinite(got[~odd]).all()
