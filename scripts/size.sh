@@ -8,6 +8,7 @@
 #     without the prose of error messages (PTEC_ERROR_MESSAGES=OFF), and on
 #     its own line the delegate support (libptec_delegates.a) that firmware
 #     registering a backend links on top of it (docs/runtime.md, "Delegates");
+#     and the core's linked delta in a minimal firmware (firmware/minimal);
 #  2. for each runner firmware (default: ptec_runner, the fixed-address
 #     runner with every kernel, and ptec_runner_module_linear, a program
 #     compiled in with only its kernels), the linked image split into runtime
@@ -45,6 +46,34 @@ for t in "${targets[@]}"; do
   echo "figure size.$t.core_text_terse $(core_size "build/$t-terse" | awk '{print $1}')"
   echo "figure size.$t.delegates_text $(delegates_size "build/$t" | awk '{print $1}')"
   echo "figure size.$t.delegates_text_terse $(delegates_size "build/$t-terse" | awk '{print $1}')"
+done
+
+# The runtime core's linked delta: firmware/minimal loads and runs a program
+# through the public API (no console, no stdio), linked with --gc-sections;
+# minus the same image without ptec (ptec_minimal_bare), its kernels, its
+# program and the application's own calls, what is left is the core and
+# what it brings: C library helpers, the board's platform hooks, padding. tests/target checks that this image
+# links no stdio, heap or 64-bit division helper.
+flash_part() { "$python" scripts/map_split.py "$1" --figures p | awk -v k="p.$2" '$1 == "figure" && $2 == k {print $3}'; }
+echo
+echo "== runtime core linked into firmware/minimal (-Os, --gc-sections): flash bytes =="
+printf '%-12s %-28s %8s %8s %8s\n' target "" image bare delta
+for t in "${targets[@]}"; do
+  for build in "$t" "$t-terse"; do
+    dir="build/$build/firmware/minimal"
+    if ! cmake --build "build/$build" -j "$jobs" --target ptec_minimal ptec_minimal_bare >/dev/null 2>&1; then
+      printf '%-12s %-28s not built (no upstream sample programs?)\n' "$t" "$build"
+      continue
+    fi
+    image=$(flash_part "$dir/ptec_minimal.elf.map" total)
+    bare=$(flash_part "$dir/ptec_minimal_bare.elf.map" total)
+    delta=$((image - bare - $(flash_part "$dir/ptec_minimal.elf.map" kernels) - $(flash_part "$dir/ptec_minimal.elf.map" model)
+             - $(flash_part "$dir/ptec_minimal.elf.map" application) + $(flash_part "$dir/ptec_minimal_bare.elf.map" application)))
+    key=linked_delta; label="with error messages"
+    [ "$build" = "$t" ] || { key=linked_delta_terse; label="codes only (messages off)"; }
+    printf '%-12s %-28s %8s %8s %8s\n' "$t" "$label" "$image" "$bare" "$delta"
+    echo "figure size.$t.minimal.$key $delta"
+  done
 done
 
 # Where the M55 core's bytes are, file by file, with and without the

@@ -11,8 +11,10 @@ ExecuTorch keeps named data it does not use). Little-endian:
     entry   u32 fingerprint, u32 method index, u32 kept values,
             u64 metadata bytes, u64 scratch bytes, u64 fast scratch bytes
 
-The fingerprint names the build kind the entry is for (layout_fingerprint):
-a runtime uses only the entry whose fingerprint equals its own and whose
+The fingerprint names the build kind and the kernels the entry is for
+(method_fingerprint: the layout's fingerprint continued over the method's
+operators' kernels as that build declares them): a runtime uses only the
+entry whose fingerprint equals the one it computes for the method and whose
 method index is the method asked for. Planned buffers are not recorded: the
 runtime reads them from the plan (non_const_buffer_sizes) in a few
 instructions. Methods with delegate calls get no entry: a backend's needs
@@ -67,6 +69,30 @@ def layout_fingerprint(layout: dict) -> int:
     return fnv1a32(b"".join(struct.pack("<I", v) for v in layout_facts(layout)))
 
 
+# A kernel word for an operator the build lacks (requirements_record.c's NO_KERNEL).
+NO_KERNEL = 0xFFFFFFFF
+
+
+def kernel_word(layout: dict, name: str) -> int:
+    """The kernel's state_size as the build declares it: the state's bytes,
+    and its prepared arguments (PTEC_PREPARED_ARGS) in bits 16 to 31."""
+    if name not in layout["kernels"]:
+        return NO_KERNEL
+    return layout["kernels"][name] | layout.get("prepared_args", {}).get(name, 0) << 16
+
+
+def method_fingerprint(layout: dict, plan) -> int:
+    """An entry's key (requirements_record.c's ptec_method_fingerprint):
+    layout_facts, then the plan's operator count and each operator's
+    kernel_word in the plan's order, FNV-1a over little-endian u32s. A
+    runtime whose kernels declare other states or prepared arguments than
+    `layout` computes another key, so it measures the method instead."""
+    ops = plan.operators or []
+    words = layout_facts(layout) + [len(ops)] + [
+        kernel_word(layout, (op.name or "") + (f".{op.overload}" if op.overload else "")) for op in ops]
+    return fnv1a32(b"".join(struct.pack("<I", v) for v in words))
+
+
 def _target_of(kind: str) -> str:
     if kind == "lp64-SCALAR":
         return "host"
@@ -101,7 +127,7 @@ def _entries(program: Program, kinds: List[str], layouts: Dict[str, dict]) -> Li
             except RequirementsError:
                 continue
             kept = sum(kept_flags(plan, layouts[kind]))
-            out.append((layout_fingerprint(layouts[kind]), index, kept, r.metadata_bytes, r.scratch_bytes,
+            out.append((method_fingerprint(layouts[kind], plan), index, kept, r.metadata_bytes, r.scratch_bytes,
                         r.fast_scratch_bytes))
     return out
 
@@ -157,8 +183,9 @@ def refreshed(program: Program) -> Program:
     if entries is None:
         return program
     layouts = load_layouts()
-    kinds = {layout_fingerprint(layout): kind for kind, layout in layouts.items()}
-    wanted = [kinds[f] for f in dict.fromkeys(e["fingerprint"] for e in entries) if f in kinds]
+    kinds = _kinds_by_key(program, layouts)
+    wanted = list(dict.fromkeys(kinds[(e["fingerprint"], e["method"])] for e in entries
+                                if (e["fingerprint"], e["method"]) in kinds))
     new = encode_record(_entries(program, wanted, layouts))
     if new == data:
         return program
@@ -169,6 +196,12 @@ def refreshed(program: Program) -> Program:
     return out
 
 
+def _kinds_by_key(program: Program, layouts: Dict[str, dict]) -> Dict[Tuple[int, int], str]:
+    """(entry key, method index) -> the build kind whose entry it is."""
+    return {(method_fingerprint(lay, plan), index): kind for index, plan in enumerate(program.execution_plan or [])
+            for kind, lay in layouts.items()}
+
+
 def describe_record(program: Program) -> List[str]:
     """Lines for `ptec inspect`: each entry with the build kind it is for."""
     data = record_of(program)
@@ -177,12 +210,13 @@ def describe_record(program: Program) -> List[str]:
     entries = decode_record(data)
     if entries is None:
         return [f"requirements record ({KEY}): not one this ptec reads ({len(data)} bytes)"]
-    kinds = {layout_fingerprint(lay): kind for kind, lay in load_layouts().items()}
+    kinds = _kinds_by_key(program, load_layouts())
     names = [p.name for p in program.execution_plan or []]
     out = [f"requirements record ({KEY}): {len(entries)} entries"]
     for e in entries:
         method = names[e["method"]] if e["method"] < len(names) else f"#{e['method']}"
-        out.append(f"  {kinds.get(e['fingerprint'], '%08x (unknown build)' % e['fingerprint'])} {method!r}: "
+        kind = kinds.get((e["fingerprint"], e["method"]), "%08x (unknown build)" % e["fingerprint"])
+        out.append(f"  {kind} {method!r}: "
                    f"metadata {e['metadata_bytes']} B, scratch {e['scratch_bytes']} B, "
                    f"fast scratch {e['fast_scratch_bytes']} B, {e['kept_values']} kept values")
     return out

@@ -41,13 +41,23 @@ static inline bool ptec_align_size(size_t n, size_t align, size_t *out)
 /* a * b when it is at most `limit`. */
 static inline bool ptec_mul_u64(uint64_t a, uint64_t b, uint64_t limit, uint64_t *out)
 {
-    if (a != 0 && b > limit / a) {
+    /* From 32-bit halves, without a division: on a 32-bit core a 64-bit
+     * one is a library call (__aeabi_uldivmod). a * b = hi * 2^64 +
+     * cross * 2^32 + lo, each term checked to stay below 2^64. */
+    const uint64_t a_hi = a >> 32, b_hi = b >> 32, a_lo = a & 0xffffffffu, b_lo = b & 0xffffffffu;
+    if (a_hi != 0 && b_hi != 0) {
         return false;
     }
-    if (a * b > limit) {
+    const uint64_t cross = a_hi * b_lo + b_hi * a_lo; /* one of the two is 0 */
+    if (cross > 0xffffffffu) {
         return false;
     }
-    *out = a * b;
+    const uint64_t lo = a_lo * b_lo;
+    const uint64_t product = lo + (cross << 32);
+    if (product < lo || product > limit) {
+        return false;
+    }
+    *out = product;
     return true;
 }
 

@@ -22,13 +22,35 @@ void ptec_detail_str(ptec_detail_fmt *f, const char *s)
     ptec_detail_strn(f, s, (size_t)-1);
 }
 
+/* v / 10, its remainder in *digit, by shifts and adds (Hacker's Delight's
+ * divu10, widened to 64 bits): on a 32-bit core a 64-bit division is a
+ * library call (__aeabi_uldivmod) that the runtime does not link. The
+ * estimate is at most a few short; the loop corrects it. */
+static uint64_t div10(uint64_t v, unsigned *digit)
+{
+    uint64_t q = (v >> 1) + (v >> 2);
+    q += q >> 4;
+    q += q >> 8;
+    q += q >> 16;
+    q += q >> 32;
+    q >>= 3;
+    uint64_t r = v - q * 10u;
+    while (r > 9u) {
+        ++q;
+        r -= 10u;
+    }
+    *digit = (unsigned)r;
+    return q;
+}
+
 void ptec_detail_u64(ptec_detail_fmt *f, uint64_t v)
 {
     char digits[21];
     size_t n = 0;
     do {
-        digits[sizeof digits - 1u - n++] = (char)('0' + v % 10u);
-        v /= 10u;
+        unsigned digit;
+        v = div10(v, &digit);
+        digits[sizeof digits - 1u - n++] = (char)('0' + digit);
     } while (v != 0);
     ptec_detail_strn(f, digits + sizeof digits - n, n);
 }

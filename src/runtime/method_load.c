@@ -981,7 +981,7 @@ static bool from_record(const ptec_exec_ctx *ctx, const ptec_program *program, u
     ptec_record_entry e;
     /* A figure past 4 GiB - 1 is plausible on no build (a program is under
      * 4 GiB): refused on 64-bit builds as past SIZE_MAX is on 32-bit ones. */
-    if (fb.bad || delegates.count != 0 || !ptec_record_find(program, plan_index, &e) ||
+    if (fb.bad || delegates.count != 0 || !ptec_record_find(program, &ctx->plan, plan_index, &e) ||
         (e.metadata_bytes | e.scratch_bytes | e.fast_scratch_bytes) > (SIZE_MAX < UINT32_MAX ? SIZE_MAX : UINT32_MAX)) {
         return false;
     }

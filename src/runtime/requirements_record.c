@@ -8,6 +8,7 @@
 
 #include "kernels/cortex_m/nn/ptec_nn_isa.h"
 #include "runtime/pte_schema.h"
+#include "ptec/kernel.h"
 #include "runtime/runtime_internal.h"
 
 #define RECORD_KEY "ptec.requirements"
@@ -29,6 +30,15 @@ enum { NAMED_DATA_KEY, NAMED_DATA_SEGMENT };
 #define KERNEL_ISA_CODE 0u
 #endif
 
+/* One step of FNV-1a (32-bit): `v` as 4 little-endian bytes. */
+static uint32_t fnv_u32(uint32_t h, uint32_t v)
+{
+    for (unsigned b = 0; b < 32u; b += 8u) {
+        h = (h ^ ((v >> b) & 0xffu)) * 16777619u;
+    }
+    return h;
+}
+
 /* FNV-1a (32-bit) over these facts as little-endian u32s, in this order: the
  * same list, from runtime_layout.json, as python/ptec/requirements_record.py's
  * layout_facts() (the facts tools/ptec-layout prints). */
@@ -42,11 +52,33 @@ uint32_t ptec_layout_fingerprint(void)
         KERNEL_ISA_CODE, KEEP_RULE};
     uint32_t h = 2166136261u;
     for (size_t i = 0; i < sizeof facts / sizeof facts[0]; ++i) {
-        for (unsigned b = 0; b < 32u; b += 8u) {
-            h = (h ^ ((facts[i] >> b) & 0xffu)) * 16777619u;
-        }
+        h = fnv_u32(h, facts[i]);
     }
     return h;
+}
+
+/* An entry's key: the layout's fingerprint continued over the plan's
+ * operator count and, per operator in the plan's order, its kernel's
+ * state_size word as this build declares it (state bytes and
+ * PTEC_PREPARED_ARGS bits, which decide the metadata and the kept values),
+ * or NO_KERNEL when the build lacks it. Only the method's operators: a
+ * build with a selection of kernels keys the same entries as one with all. */
+#define NO_KERNEL 0xffffffffu
+uint32_t ptec_method_fingerprint(const ptec_program *p, const fb_table *plan)
+{
+    fb_view fb = ptec_program_fb(p);
+    fb_vector operators = ptec_fb_vec(&fb, plan, PLAN_OPERATORS, 4);
+    uint32_t h = fnv_u32(ptec_layout_fingerprint(), operators.count);
+    for (uint32_t i = 0; i < operators.count && !fb.bad; ++i) {
+        fb_table op = ptec_fb_at(&fb, &operators, i);
+        uint32_t name_len, overload_len;
+        const char *name = ptec_fb_str(&fb, &op, OPERATOR_NAME, &name_len);
+        const char *overload = ptec_fb_str(&fb, &op, OPERATOR_OVERLOAD, &overload_len);
+        const ptec_kernel *k = fb.bad ? NULL : ptec_kernel_find_overload(name, name_len, overload, overload_len);
+        h = fnv_u32(h, k != NULL ? k->state_size : NO_KERNEL);
+    }
+    /* A malformed operator list keys no entry (the walk reports it). */
+    return fb.bad ? ~h : h;
 }
 
 bool ptec_record_parse(const uint8_t *d, size_t size, uint32_t fingerprint, uint32_t method, ptec_record_entry *out)
@@ -72,7 +104,7 @@ bool ptec_record_parse(const uint8_t *d, size_t size, uint32_t fingerprint, uint
     return false;
 }
 
-bool ptec_record_find(const ptec_program *p, uint32_t method, ptec_record_entry *out)
+bool ptec_record_find(const ptec_program *p, const fb_table *plan, uint32_t method, ptec_record_entry *out)
 {
     fb_view fb = ptec_program_fb(p);
     fb_table root = ptec_fb_table(&fb, p->root);
@@ -87,8 +119,9 @@ bool ptec_record_find(const ptec_program *p, uint32_t method, ptec_record_entry 
         uint32_t segment = ptec_fb_u32(&fb, &nd, NAMED_DATA_SEGMENT, 0);
         const uint8_t *data;
         size_t size;
+        /* The key last: it looks up each operator's kernel. */
         return !fb.bad && ptec_segment_find(p, segment, &data, &size, NULL) == PTEC_OK &&
-               ptec_record_parse(data, size, ptec_layout_fingerprint(), method, out);
+               ptec_record_parse(data, size, ptec_method_fingerprint(p, plan), method, out);
     }
     return false;
 }

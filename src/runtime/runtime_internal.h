@@ -123,11 +123,15 @@ typedef struct ptec_record_entry {
     uint64_t metadata_bytes, scratch_bytes, fast_scratch_bytes;
 } ptec_record_entry;
 uint32_t ptec_layout_fingerprint(void);
+/* The key of method `plan`'s entries for this build: the layout's
+ * fingerprint continued over each of the plan's operators' kernel as this
+ * build declares it (requirements_record.c). */
+uint32_t ptec_method_fingerprint(const ptec_program *program, const fb_table *plan);
 /* false: no such entry, or `d` is not a record this runtime reads. */
 bool ptec_record_parse(const uint8_t *d, size_t size, uint32_t fingerprint, uint32_t method, ptec_record_entry *out);
 /* false: no named data `ptec.requirements`, its segment is outside the
  * file, or ptec_record_parse finds no entry. */
-bool ptec_record_find(const ptec_program *program, uint32_t method, ptec_record_entry *out);
+bool ptec_record_find(const ptec_program *program, const fb_table *plan, uint32_t method, ptec_record_entry *out);
 
 ptec_status ptec_delegate_locate(const ptec_program *program, const fb_table *delegate, const char **id,
                                  uint32_t *id_len, ptec_delegate_blob *blob, ptec_error_detail *sink);

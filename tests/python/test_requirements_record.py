@@ -16,10 +16,11 @@ import pytest
 from conftest import ROOT
 from ptec.backends.cortex_m.sample_programs import ds_cnn_program
 from ptec.pte import parse_program, serialize_program
-from ptec.pte.schema import BackendDelegate
+from ptec.pte.schema import BackendDelegate, NamedData
 from ptec.requirements import load_layouts, requirements
-from ptec.requirements_record import (CONFIG, KEY, SIZES, decode_record, describe_record, encode_record,
-                                      layout_fingerprint, record_entries, record_of, with_record)
+from ptec.requirements_record import (CONFIG, KEY, SIZES, _entries, decode_record, describe_record, encode_record,
+                                      layout_fingerprint, method_fingerprint, record_entries, record_of,
+                                      with_record)
 
 PTEC_RUN = os.path.join(ROOT, "build", "host", "tools", "ptec-run", "ptec-run")
 
@@ -32,8 +33,9 @@ def test_fingerprint_is_the_runtimes():
     for kind, lay in load_layouts().items():
         assert layout_fingerprint(lay) == lay["record_fingerprint"], kind
         assert set(SIZES) == set(lay["sizes"]) and set(CONFIG) == set(lay["config"]), kind
-        # kernels' state sizes and prepared arguments, as a backend's bytes, are
-        # not facts of the layout: the load checks the record's figures.
+        # kernels' state sizes and prepared arguments are in each entry's key
+        # (method_fingerprint), for the method's kernels only; a backend's
+        # bytes are in none (methods with delegate calls get no entry).
         assert set(lay) == {"isa", "pointer", "meta_align", "buffer_align", "record_fingerprint", "sizes", "config",
                             "backends", "kernels", "prepared_args"}, kind
     assert len({lay["record_fingerprint"] for lay in load_layouts().values()}) == len(load_layouts())
@@ -80,8 +82,9 @@ def test_ds_cnn_record_equals_the_runtimes_walk(tmp_path, target):
     program, _ = ds_cnn_program(seed=2, target=target, channels=8, blocks=1)
     entries = decode_record(record_of(program))
     lays = load_layouts()
+    plan = program.execution_plan[0]
     kinds = {e["fingerprint"]: k for k, lay in lays.items() for e in entries
-             if e["fingerprint"] == lay["record_fingerprint"]}
+             if e["fingerprint"] == method_fingerprint(lay, plan)}
     assert sorted(kinds.values()) == sorted({"lp64-SCALAR", "ilp32-" + {"cortex-m55": "MVE", "cortex-m33": "DSP",
                                                                         "cortex-m3": "SCALAR"}[target]})
     if not os.path.exists(PTEC_RUN):
@@ -103,7 +106,7 @@ def test_entries_are_requirements_and_delegates_get_none():
     bare = _strip(program)
     lays = load_layouts()
     for e in decode_record(record_of(program)):
-        kind = next(k for k, lay in lays.items() if lay["record_fingerprint"] == e["fingerprint"])
+        kind = next(k for k, lay in lays.items() if method_fingerprint(lay, bare.execution_plan[0]) == e["fingerprint"])
         r = requirements(bare, "forward", "host" if kind == "lp64-SCALAR" else "cortex-m55", layout=lays[kind])
         assert (e["metadata_bytes"], e["scratch_bytes"], e["fast_scratch_bytes"]) == \
             (r.metadata_bytes, r.scratch_bytes, r.fast_scratch_bytes)
@@ -139,7 +142,8 @@ def test_compile_writes_the_record_and_the_host_loads_it(tmp_path):
     r = compile_model(m, (torch.randn(1, 8),), [(torch.randn(1, 8),) for _ in range(8)], target="cortex-m33")
     lays = load_layouts()
     got = {e["fingerprint"] for e in decode_record(record_of(r.program))}
-    assert got == {lays["ilp32-DSP"]["record_fingerprint"], lays["lp64-SCALAR"]["record_fingerprint"]}
+    plan = r.program.execution_plan[0]
+    assert got == {method_fingerprint(lays["ilp32-DSP"], plan), method_fingerprint(lays["lp64-SCALAR"], plan)}
     if not os.path.exists(PTEC_RUN):
         pytest.skip("no ptec-run (make host)")
     (tmp_path / "rec.pte").write_bytes(r.data)
@@ -148,3 +152,63 @@ def test_compile_writes_the_record_and_the_host_loads_it(tmp_path):
     walk, walked_from_record, out_walk = _run(tmp_path / "walk.pte")
     assert from_record and not walked_from_record and rec == walk
     assert re.findall(r"^output.*$", out_rec, re.M) == re.findall(r"^output.*$", out_walk, re.M)
+
+
+def _other_kernels(lay, how):
+    """A copy of layout `lay` as a runtime whose conv kernel differs from
+    this build's: it declares no prepared arguments, or keeps 8 state
+    bytes fewer."""
+    out = copy.deepcopy(lay)
+    name = "cortex_m::quantized_conv2d.out"
+    if how == "prepared_args":
+        del out["prepared_args"][name]
+    else:
+        out["kernels"][name] -= 8
+    return out
+
+
+def test_key_covers_the_methods_kernels():
+    """An entry's key changes with the state bytes or prepared arguments of a
+    kernel the method calls, and with no other kernel (a build with a
+    selection of kernels keys the same entries as one with all)."""
+    program, _ = ds_cnn_program(seed=1, target="cortex-m55", channels=8, blocks=1)
+    plan = program.execution_plan[0]
+    lay = load_layouts()["lp64-SCALAR"]
+    key = method_fingerprint(lay, plan)
+    assert key != layout_fingerprint(lay)
+    for how in ("prepared_args", "state"):
+        assert method_fingerprint(_other_kernels(lay, how), plan) != key, how
+    unused = copy.deepcopy(lay)
+    unused["kernels"]["aten::add.out"] += 8
+    del unused["kernels"]["aten::mul.out"]
+    assert method_fingerprint(unused, plan) == key
+
+
+@pytest.mark.parametrize("how", ["prepared_args", "state"])
+def test_record_of_other_kernels_is_not_read(tmp_path, how):
+    """A record the compiler wrote from a layout whose conv kernel is not the
+    host runtime's (other prepared arguments: other kept values; fewer state
+    bytes: a smaller metadata figure) has no entry for the host: it measures
+    the method, the figures and outputs are the walk's, and the load in
+    memory of the reported size succeeds (it failed when the key covered
+    the layout alone)."""
+    program, _ = ds_cnn_program(seed=3, target="cortex-m55", channels=8, blocks=1)
+    bare = _strip(program)
+    lays = load_layouts()
+    other = {"lp64-SCALAR": _other_kernels(lays["lp64-SCALAR"], how)}
+    (entry,) = _entries(bare, ["lp64-SCALAR"], other)
+    (truth,) = _entries(bare, ["lp64-SCALAR"], lays)
+    assert entry[2:4] != truth[2:4]                   # the figures are not the host's
+    with_other = copy.copy(bare)
+    data = encode_record([entry])
+    with_other.segment_data = list(bare.segment_data) + [data]
+    with_other.named_data = list(bare.named_data or []) + [
+        NamedData(key=KEY, segment_index=len(with_other.segment_data) - 1)]
+    if not os.path.exists(PTEC_RUN):
+        pytest.skip("no ptec-run (make host)")
+    (tmp_path / "other.pte").write_bytes(serialize_program(with_other))
+    (tmp_path / "walk.pte").write_bytes(serialize_program(bare))
+    got, from_record, out = _run(tmp_path / "other.pte")
+    walk, _, out_walk = _run(tmp_path / "walk.pte")
+    assert not from_record and got == walk
+    assert re.findall(r"^output.*$", out, re.M) == re.findall(r"^output.*$", out_walk, re.M)
