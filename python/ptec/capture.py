@@ -103,6 +103,7 @@ from .capture_nms import nms_nodes
 from .capture_fp32_norms import fp32_norm_nodes, lp_pool_fp32_nodes
 from .capture_sign import difference_sign_nodes, exact_operands, sign_nodes
 from .capture_nms_rows import float_rows_for_nms
+from .capture_order_keeping import indices_of_logits
 from .capture_norm_chains import norm_chains_as_calls
 from .capture_hand_hypot import hand_hypots_as_calls
 from .capture_fp32_buckets import fp32_bucket_nodes
@@ -2044,4 +2045,5 @@ def _finished(g: Graph, example_inputs, name: str, model: Optional[nn.Module] = 
         infer_shapes(g, example_inputs)     # the nodes it made
     _resolve_reshapes(g)
     _resolve_permutes(g)
+    indices_of_logits(g)        # softmax(x, d).argmax(d): the logits' positions (capture_order_keeping)
     return g
