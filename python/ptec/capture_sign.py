@@ -100,7 +100,8 @@ _VIEW_FUNCTIONS = (operator.getitem, torch.narrow, torch.select, torch.squeeze, 
 MOVE_OPS = {"reshape", "identity", "slice", "permute", "transpose", "expand", "select", "squeeze", "unsqueeze",
             "flip", "roll", "repeat", "narrow", "contiguous", "clone", "view"}
 # IR steps with a portable fp32 kernel that an operand's chain may hold (one fp32 copy of each)
-COMPUTING_OPS = {"linear", "conv2d", "add", "sub", "mul", "div", "clamp", "sigmoid", "tanh", "cat", "mean"}
+COMPUTING_OPS = {"linear", "conv2d", "add", "sub", "mul", "div", "clamp", "sigmoid", "tanh", "cat", "mean",
+                 "max_pool2d"}    # (a max pool's peaks: capture_pool_peaks)
 MAX_STEPS = 16              # computing steps in one sign's operand chains (the weights bound the cost)
 MAX_WEIGHTS = 4096          # weights all the copied layers hold, per program (16 KB more of fp32 constants)
 
