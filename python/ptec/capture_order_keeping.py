@@ -9,9 +9,10 @@ the index node reads the logits instead of the softmax.
 On the softmax's int8 grid (1/256 steps from 0) two probabilities less
 than a step apart are equal codes and every small one is 0, so the
 kernel's first-of-equals answer replaced torch's order: a Linear(16, 10)
-head over 512 rows, 11 of 512 argmaxes off torch (8 on its int8 logits),
-45 of 512 top-3 rows, 204 (311 for logits three times wider) of 512
-argsort rows, where the logits' int8 codes give 8, 18 / 17 and 74 / 96
+head over 512 rows, 11 of 512 argmaxes off torch, 45 top-3 rows, 204
+argsort rows (311 for logits three times wider), where the logits' int8
+codes give 8, 26 and 102 (121): their own ties and rounding, which no
+reading after them undoes
 (tests/python/test_order_keeping_indices.py).
 
 The values a call returns beside its indices (`topk(...).values`,
@@ -19,13 +20,14 @@ The values a call returns beside its indices (`topk(...).values`,
 positions move. A softmax no longer read by anything goes.
 
 Where float32 itself makes two different logits equal after the softmax
-(logits within about 3e-8 of each other, or more than about 87 below the
+(logits within about 3e-8 of each other, or more than about 103 below the
 row's largest, whose exp underflows to 0), torch orders the equal
 probabilities by position, the logits by value: no int8 grid resolves
-either. Element-wise increasing functions (sigmoid, tanh, exp) are not
-taken: float32 saturates them within reach of ordinary logits
-(`torch.sigmoid(x) == 1` from x = 16.7, tanh from 9.1), where torch's
-answer is the first of the saturated positions."""
+either. Element-wise increasing functions are not taken: float32
+saturates sigmoid and tanh within reach of ordinary logits
+(`torch.sigmoid(x) == 1` from x = 16.7, tanh from 8.7), where torch's
+answer is the first of the saturated positions (exp, infinite from 88.7,
+is left with them)."""
 from __future__ import annotations
 
 from .ir import Node
