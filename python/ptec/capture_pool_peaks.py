@@ -13,15 +13,16 @@ computes both its operands in fp32 from the program's float inputs (h's
 steps and the max pool, copied and marked fp32, within the same budget
 as a sign's; the int8 steps stay for h's other readers): torch's peaks
 up to fp32 rounding. Where that copy cannot be made (a chain past the
-budget, a step without an fp32 kernel: a large CNN's heatmap) the
-comparison stays on the int8 grid, with the compile note the budget
-gives. Under int8_io a pooled input itself arrives as int8 codes: the
+budget: a large CNN's heatmap, with the budget's compile note; a step
+without an fp32 kernel) the comparison stays on the int8 grid. Under int8_io a pooled input itself arrives as int8 codes: the
 same ties in fp32, so it is left as it was."""
 from __future__ import annotations
 
 from .capture_sign import MOVE_OPS, OPERANDS
 
-POOLS = ("max_pool2d",)         # (max_pool1d is a max_pool2d between views)
+# the pools whose fp32 copy these comparisons take (max_pool1d is a max_pool2d between views);
+# no other comparison's operand copies one (capture_sign.COMPUTING_OPS)
+POOLS = ("max_pool2d",)
 
 
 def _root(g, name: str):
@@ -50,4 +51,4 @@ def pool_peaks_in_fp32(g, int8_io: bool = False) -> None:
         value = None if c.attrs.get(OPERANDS) else _pooled_value(g, c)
         if value is None or (int8_io and value.op == "input"):
             continue
-        c.attrs[OPERANDS] = True
+        c.attrs[OPERANDS] = POOLS       # (their chains may hold the pool: capture_sign._chain's `more`)

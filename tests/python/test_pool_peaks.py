@@ -77,3 +77,23 @@ def test_int8_io_pooled_input_left():
     cal = _heatmaps(4, 0)
     res = compile_model(model, list(cal[0]), cal, int8_io=True)
     assert not any(n.attrs.get("fp32") for n in res.graph.nodes)
+
+
+def test_past_the_budget_stays_int8_with_a_note():
+    """A heatmap whose chain holds more weights than the program's fp32
+    budget (capture_sign.MAX_WEIGHTS 4,096: a Conv2d(4, 128, 3)'s 4,608)
+    compares on its int8 grid, and the compile log says so."""
+    class Wide(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(0)
+            self.conv = nn.Conv2d(4, 128, 3, padding=1)
+
+        def forward(self, x):
+            h = self.conv(x)
+            return (F.max_pool2d(h, 3, 1, 1) == h).float()
+
+    cal = _heatmaps(4, 0)
+    res = compile_model(Wide().eval(), list(cal[0]), cal)
+    assert not any(n.attrs.get("fp32") for n in res.graph.nodes)
+    assert any("past the budget" in (n.attrs.get("note") or "") for n in res.graph.nodes)
