@@ -103,6 +103,8 @@ from .capture_nms import nms_nodes
 from .capture_fp32_norms import fp32_norm_nodes, lp_pool_fp32_nodes
 from .capture_sign import difference_sign_nodes, exact_operands, sign_nodes
 from .capture_nms_rows import float_rows_for_nms
+from .capture_order_keeping import indices_of_logits
+from .capture_pool_peaks import pool_peaks_in_fp32
 from .capture_norm_chains import norm_chains_as_calls
 from .capture_hand_hypot import hand_hypots_as_calls
 from .capture_fp32_buckets import fp32_bucket_nodes
@@ -1997,6 +1999,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     note_skipped_checks(g, getattr(gm, "ptec_unchecked", ()))  # torch.distributions' checks (capture_distributions)
     kept_states(g)              # a written buffer's state: its note, or dropped when never read
     fp32_state_loops(g)         # a state computed from itself: fp32, no rounding carried (capture_state_precision)
+    pool_peaks_in_fp32(g, int8_io)  # max_pool2d(h, 3, 1, 1) == h: in fp32 (capture_pool_peaks)
     exact_operands(g, int8_io)  # a sign's compared operands from the float inputs in fp32 (capture_sign)
     float_rows_for_nms(g)       # nms(boxes[idx], scores[idx], t): the float rows picked (capture_nms_rows)
     if stateful:
@@ -2044,4 +2047,5 @@ def _finished(g: Graph, example_inputs, name: str, model: Optional[nn.Module] = 
         infer_shapes(g, example_inputs)     # the nodes it made
     _resolve_reshapes(g)
     _resolve_permutes(g)
+    indices_of_logits(g)        # softmax(x, d).argmax(d): the logits' positions (capture_order_keeping)
     return g

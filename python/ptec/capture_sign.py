@@ -210,11 +210,12 @@ def difference_sign_nodes(fn: torch.fx.Node) -> Optional[List[Node]]:
             Node(n, "elementwise", [f"{n}__diff"], dict(fn="sign"))]
 
 
-def _chain(g, name: str):
+def _chain(g, name: str, more=()):
     """The steps computing `name` from the program's float inputs and
     constants, in graph order, when each has an fp32 kernel (MOVE_OPS,
-    COMPUTING_OPS, an elementwise function's float32 kernel); else None.
-    Empty for an input or a constant itself."""
+    COMPUTING_OPS, an elementwise function's float32 kernel, the ops
+    `more` a comparison's OPERANDS names); else None. Empty for an input
+    or a constant itself."""
     from .ir import float_math_name
     seen, todo = set(), [name]
     while todo:
@@ -226,7 +227,7 @@ def _chain(g, name: str):
                 return None
             continue
         if n.attrs.get("dtype") or n.attrs.get("integer") or not (
-                n.op in MOVE_OPS or n.op in COMPUTING_OPS or float_math_name(n) is not None):
+                n.op in MOVE_OPS or n.op in COMPUTING_OPS or n.op in more or float_math_name(n) is not None):
             return None
         seen.add(n.name)
         todo.extend(n.inputs)
@@ -333,7 +334,9 @@ def exact_operands(g, int8_io: bool = False) -> None:
     originals = set()
     spent = 0                        # weights copied so far, all signs (MAX_WEIGHTS is the program's)
     for c in [n for n in g.nodes if n.op == "compare" and n.attrs.get(OPERANDS)]:
-        chains = [_chain(g, i) for i in c.inputs]
+        # OPERANDS True, or the ops beside COMPUTING_OPS its chains may hold (capture_pool_peaks' max pool)
+        more = c.attrs[OPERANDS] if isinstance(c.attrs[OPERANDS], tuple) else ()
+        chains = [_chain(g, i, more) for i in c.inputs]
         if any(ch is None for ch in chains) or not any(chains):
             continue
         names = {s.name for ch in chains for s in ch}          # (a step both operands share once)

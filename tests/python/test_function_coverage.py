@@ -261,6 +261,11 @@ RUNS = {
     "torch.argsort(x, dim, descending).float()": (lambda x: torch.argsort(x, 1, descending=True).float(), S4, R,
                                                   0.0, "int8"),
     "Tensor.topk(k).indices.float()": (lambda x: x.topk(3).indices.float(), S3, R, 0.0, "int8"),
+    # positions after a softmax along their dim: the logits' own (capture_order_keeping), here the float input
+    "Tensor.softmax(dim).argsort(dim).float()": (lambda x: x.softmax(-1).argsort(-1, descending=True).float(), S3,
+                                                 R, 0.0, "int8"),
+    "F.log_softmax(x, dim).topk(k).indices.float()": (lambda x: F.log_softmax(x, -1).topk(3).indices.float(), S3,
+                                                      R, 0.0, "int8"),
     "torch.kthvalue(x, k, dim)[0]": (lambda x: torch.kthvalue(torch.relu(x), 6, -1)[0], S3, R, 0.5, "int8"),
     "torch.stack(torch.aminmax(x, dim))": (lambda x: torch.stack(torch.aminmax(x, dim=-1), 0), S3, R, 0.5, "int8"),
     "[t.float() for t in Tensor.topk(k)]": (lambda x: torch.cat([t.float() for t in x.topk(3, -1)], -1), S3, R,
@@ -1371,6 +1376,9 @@ RUNS = {
                        "int8"),
     "F.max_unpool3d": (lambda x: unpooled(F.max_unpool3d, F.max_pool3d(x, 2, return_indices=True)), (1, 2, 2, 4, 4),
                        R, 0.5, "int8"),
+    # peaks: a value against its own max pool, both in fp32 (capture_pool_peaks)
+    "(F.max_pool2d(x, 3, 1, 1) == x).float()": (lambda x: (F.max_pool2d(x, 3, 1, 1) == x).float(), S4, R, 0.0,
+                                                "fp32"),
     "F.max_pool2d indices .float()": (lambda x: F.max_pool2d(x, 2, return_indices=True)[1].float(), S4, R, 0.0,
                                       "int8"),
     "F.adaptive_max_pool1d indices .float()": (lambda x: F.adaptive_max_pool1d(x, 3, return_indices=True)[1].float(),
