@@ -158,6 +158,23 @@ static inline int ptec_nn_requant_fast_ok(const int32_t *multipliers, const int3
     return 1;
 }
 
+/* The fast form with the output offset folded in (the assembly of
+ * ptec_nn_rows_dot2_q15_dsp.c): with s = r - 1, adding offset * 2^s to the
+ * SMLAL's starting high word adds exactly offset to hi >> s, and the
+ * starting high word is then (2 * offset + 1) * 2^(s-1). That needs the
+ * high word to stay in int32: |P| < 2^62 puts its share below 2^30, and
+ * for r <= 23 (s <= 22) with |offset| <= 128 the constant is at most
+ * 2^21 + 2^29, so |hi| < 2^31. The kernels also check the offset. */
+static inline int ptec_nn_requant_fold_ok(const int32_t *shifts, int32_t count)
+{
+    for (int32_t i = 0; i < count; ++i) {
+        if (shifts[i] < -23) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static inline ptec_nn_requant_fast ptec_nn_requant_fast_make(int32_t multiplier, int32_t shift)
 {
     ptec_nn_requant_fast r;
