@@ -11,12 +11,14 @@
  * register the core has, and compiled C spills some of them. Four blocks
  * per iteration.
  *
- * When every channel's pair allows it (stage->fast_requant) and there are
- * at least two rows, the outputs take the short requantization of
- * ptec_nn_dsp.h and, for an activation over the whole int8 range, one SSAT;
- * an odd last row is then computed as the pair (rows - 2, rows - 1), row
- * rows - 2 being stored twice with the same value. Otherwise each output
- * takes ptec_nn_requantize_dsp. */
+ * When every channel's pair allows it (stage->fold_offset: the short
+ * requantization of ptec_nn_dsp.h with the output offset folded in), the
+ * output offset and bounds are int8 values (always, from the wrappers) and
+ * there are at least two rows, all row pairs run in one assembly function
+ * (rows2_asm); otherwise each output takes ptec_nn_requantize_dsp, in C.
+ * A C copy of the short form beside the assembly would not fit the i.MX93
+ * M33's code TCM; the layers it would serve (a shift below -23, a scale
+ * under 2^-24) are rare. */
 #include "ptec_nn_variants.h"
 
 #if defined(PTEC_NN_DSP)
@@ -88,62 +90,6 @@ static inline __attribute__((always_inline)) void dot2x2(const uint32_t *pair, c
     acc[1] = a10;
     acc[2] = a01;
     acc[3] = a11;
-}
-
-/* The fast form: rows >= 2, every pair with shift <= -2 and a multiplier
- * other than -2^31. */
-static inline __attribute__((always_inline)) void rows_fast(const uint32_t *pair, const int8_t *w, int32_t k,
-                                                            int32_t rows, const ptec_nn_out_stage *stage,
-                                                            int8_t *y0, int8_t *y1, int full_range)
-{
-    const int32_t *base = stage->base;
-    const int32_t *multipliers = stage->multipliers;
-    const int32_t *shifts = stage->shifts;
-    const int32_t offset = stage->output_offset;
-    const int32_t lo = stage->activation.min, hi = stage->activation.max;
-    /* Without a second column, its results (equal or not) go to y0 first
-     * and are overwritten by column 0's. */
-    int8_t *const y1s = y1 != NULL ? y1 : y0;
-    int32_t o = 0;
-    for (;;) {
-        const int8_t *w0 = w + (size_t)o * (size_t)k;
-        int32_t acc[4];
-        dot2x2(pair, w0, w0 + k, k, acc);
-        const ptec_nn_requant_fast r0 = ptec_nn_requant_fast_make(multipliers[o], shifts[o]);
-        const ptec_nn_requant_fast r1 = ptec_nn_requant_fast_make(multipliers[o + 1], shifts[o + 1]);
-        const int32_t b0 = base[o], b1 = base[o + 1];
-        y1s[o] = ptec_nn_output_small(ptec_nn_requantize_fast(ptec_nn_wrap_add(acc[1], b0), r0.multiplier, r0.high,
-                                                               r0.shift),
-                                      offset, lo, hi, full_range);
-        y1s[o + 1] = ptec_nn_output_small(ptec_nn_requantize_fast(ptec_nn_wrap_add(acc[3], b1), r1.multiplier,
-                                                                   r1.high, r1.shift),
-                                          offset, lo, hi, full_range);
-        y0[o] = ptec_nn_output_small(ptec_nn_requantize_fast(ptec_nn_wrap_add(acc[0], b0), r0.multiplier, r0.high,
-                                                              r0.shift),
-                                     offset, lo, hi, full_range);
-        y0[o + 1] = ptec_nn_output_small(ptec_nn_requantize_fast(ptec_nn_wrap_add(acc[2], b1), r1.multiplier,
-                                                                  r1.high, r1.shift),
-                                         offset, lo, hi, full_range);
-        o += 2;
-        if (o >= rows) {
-            break;
-        }
-        if (o > rows - 2) {
-            o = rows - 2; /* an odd last row, with the one before it */
-        }
-    }
-}
-
-static void __attribute__((noinline)) rows_fast_full(const uint32_t *pair, const int8_t *w, int32_t k, int32_t rows,
-                                                     const ptec_nn_out_stage *stage, int8_t *y0, int8_t *y1)
-{
-    rows_fast(pair, w, k, rows, stage, y0, y1, 1);
-}
-
-static void __attribute__((noinline)) rows_fast_clamp(const uint32_t *pair, const int8_t *w, int32_t k, int32_t rows,
-                                                      const ptec_nn_out_stage *stage, int8_t *y0, int8_t *y1)
-{
-    rows_fast(pair, w, k, rows, stage, y0, y1, 0);
 }
 
 /* Any pairs, any row count. */
@@ -379,7 +325,8 @@ static int in_int8(int32_t v)
 }
 
 /* rows >= 2, stage->fold_offset, offset and bounds in [-128, 127]. An odd
- * last row is computed as the pair (rows - 2, rows - 1), as in rows_fast. */
+ * last row is computed as the pair (rows - 2, rows - 1), row rows - 2 being
+ * stored twice with the same value. */
 static void __attribute__((noinline)) rows_folded(const uint32_t *pair, const int8_t *w, int32_t k, int32_t rows,
                                                   const ptec_nn_out_stage *stage, int8_t *y0, int8_t *y1)
 {
@@ -423,12 +370,6 @@ void ptec_nn_rows_dot2_q15_dsp(const uint32_t *pair, const int8_t *w, int32_t k,
     if (stage->fold_offset && rows >= 2 && in_int8(stage->output_offset) && in_int8(stage->activation.min) &&
         in_int8(stage->activation.max)) {
         rows_folded(pair, w, k, rows, stage, y0, y1);
-    } else if (stage->fast_requant && rows >= 2) {
-        if (stage->activation.min == -128 && stage->activation.max == 127) {
-            rows_fast_full(pair, w, k, rows, stage, y0, y1);
-        } else {
-            rows_fast_clamp(pair, w, k, rows, stage, y0, y1);
-        }
     } else {
         rows_general(pair, w, k, rows, stage, y0, y1);
     }
