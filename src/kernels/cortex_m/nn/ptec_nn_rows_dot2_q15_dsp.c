@@ -17,8 +17,8 @@
  * there are at least two rows, all row pairs run in one assembly function
  * (rows2_asm); otherwise each output takes ptec_nn_requantize_dsp, in C.
  * A C copy of the short form beside the assembly would not fit the i.MX93
- * M33's code TCM; the layers it would serve (a shift below -23, a scale
- * under 2^-24) are rare. */
+ * M33's code TCM; the layers it would serve (a shift below -24, a scale
+ * under 2^-25) are rare. */
 #include "ptec_nn_variants.h"
 
 #if defined(PTEC_NN_DSP)

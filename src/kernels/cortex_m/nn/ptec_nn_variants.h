@@ -24,7 +24,7 @@ typedef struct ptec_nn_out_stage {
      * ptec_nn_requant_fast_ok (ptec_nn_dsp.h) in the DSP build,
      * ptec_nn_requant_short_ok_mve (ptec_nn_mve.h) in the Helium one. */
     int fast_requant;
-    /* DSP build: fast_requant, and every shift is also >= -23, so that the
+    /* DSP build: fast_requant, and every shift is also >= -24, so that the
      * output offset folds into the requantization's rounding constant
      * (ptec_nn_requant_fold_ok, ptec_nn_dsp.h). */
     int fold_offset;
