@@ -128,7 +128,6 @@ static ptec_status conv_gemm(void *scratch, const ptec_nn_conv_params *params, c
     stage.activation = p->activation;
     stage.any_min_multiplier = ptec_nn_any_min_multiplier(quant->multipliers, out.c);
     stage.fast_requant = 0;
-    stage.fold_offset = 0;
 #if defined(PTEC_NN_DSP)
     stage.fast_requant = ptec_nn_requant_fast_ok(quant->multipliers, quant->shifts, out.c);
     stage.fold_offset = stage.fast_requant && ptec_nn_requant_fold_ok(quant->shifts, out.c);

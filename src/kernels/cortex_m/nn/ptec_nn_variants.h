@@ -24,9 +24,10 @@ typedef struct ptec_nn_out_stage {
      * ptec_nn_requant_fast_ok (ptec_nn_dsp.h) in the DSP build,
      * ptec_nn_requant_short_ok_mve (ptec_nn_mve.h) in the Helium one. */
     int fast_requant;
-    /* DSP build: fast_requant, and every shift is also >= -24, so that the
-     * output offset folds into the requantization's rounding constant
-     * (ptec_nn_requant_fold_ok, ptec_nn_dsp.h). */
+    /* DSP build only (the Helium one leaves it unset): fast_requant, and
+     * every shift is also >= -24, so that the output offset folds into the
+     * requantization's rounding constant (ptec_nn_requant_fold_ok,
+     * ptec_nn_dsp.h). */
     int fold_offset;
 } ptec_nn_out_stage;
 
