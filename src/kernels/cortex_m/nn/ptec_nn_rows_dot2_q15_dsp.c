@@ -152,7 +152,10 @@ static void __attribute__((noinline)) rows_general(const uint32_t *pair, const i
  * bound and min with the high one (SSUB8 + SEL each; both bounds are in
  * [-128, 127], so after SSAT this is the reference's clamp), then one STRH
  * per column. Column 1's outputs are stored first: without a second column
- * it points at column 0's, whose stores then win. */
+ * it points at column 0's, whose stores then win. The outputs have no
+ * alignment (these cores store unaligned halfwords in one STRH); the
+ * bases, multipliers and shifts are int32 arrays (the runtime loads
+ * constants aligned to their dtype), which LDRD's word alignment needs. */
 typedef struct rows2_job {
     const int32_t *base;        /* 0, advanced by 2 per row pair */
     const uint32_t *pair;       /* 4 */
