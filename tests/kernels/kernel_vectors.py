@@ -837,6 +837,64 @@ def make_variant_edges(g, w):
         depthwise_edge_case(g, w, 1, 25, 5, 64, 1, (3, 3), (1, 1), (1, 1), (1, 1), quant)
 
 
+
+def fold_quant(g, count, typical_scale):
+    """fast_quant within the DSP gemm assembly's folded requantization
+    (ptec_nn_requant_fold_ok: every shift also >= -24), both ends often."""
+    mults, shifts = fast_quant(g, count, typical_scale)
+    for i in range(count):
+        if shifts[i] < -24 or g.chance(0.2):
+            shifts[i] = g.choice([-2, -24, g.int(-24, -2)])
+    return mults, shifts
+
+
+def fold_quant_but_one(g, count, typical_scale):
+    """fold_quant with one shift of -25: the layer leaves the assembly."""
+    mults, shifts = fold_quant(g, count, typical_scale)
+    shifts[g.int(0, count - 1)] = -25
+    return mults, shifts
+
+
+def make_fold_edges(g, w):
+    """The DSP gemm's assembly (ptec_nn_rows_dot2_q15_dsp.c, rows2_asm):
+    k from 1 to 65 (no 4-block loop below 16; single blocks; k % 4 values),
+    odd and even row and pixel counts, the whole int8 range and clamps, and
+    the shift bound of the folded output offset."""
+    for cin in (1, 2, 3, 4, 5, 8, 12, 15, 16, 17, 20, 28, 31, 33, 40, 64, 65):
+        for cout in (2, 3, 5, 17, 64):
+            quant = fold_quant if g.chance(0.8) else fold_quant_but_one
+            conv_edge_case(g, w, g.int(1, 2), g.int(1, 5), g.int(1, 5), cin, cout, 1, (1, 1), (1, 1), (0, 0),
+                           (1, 1), quant)
+    for _ in range(8):
+        conv_edge_case(g, w, 1, g.int(2, 7), g.int(2, 7), g.choice([1, 3, 4]), g.choice([2, 5, 8]), 1,
+                       (g.int(1, 4), g.int(1, 4)), (g.int(1, 2), g.int(1, 2)), (g.int(0, 2), g.int(0, 2)), (1, 1),
+                       fold_quant)
+    conv_edge_case(g, w, 1, 25, 5, 64, 64, 1, (1, 1), (1, 1), (0, 0), (1, 1), fold_quant)
+    depthwise_edge_case(g, w, 1, 49, 10, 1, 64, (10, 4), (2, 2), (5, 1), (1, 1), fold_quant)
+    # Sums near 2^31 times multipliers near 2^31: at shift -24 the folded
+    # high word stays in int32 for every output offset; at -25 with offset
+    # 127 (or -128 and negative sums) it would wrap, so that shift must
+    # take the general form. Outputs saturate at the offset's end.
+    for shift, ooff, sign in ((-24, 127, 1), (-25, 127, 1), (-24, -128, -1), (-25, -128, -1), (-25, 127, -1)):
+        cin, cout, pixels = 5, 4, 3
+        x = g.i8((1, 1, pixels, cin))
+        weight = np.clip(g.i8((cout, 1, 1, cin)), -4, 4).astype(np.int8)
+        bias = np.full(cout, sign * ((1 << 31) - (1 << 16)), np.int64).astype(np.int32)
+        mults = np.full(cout, (1 << 31) - 1, np.int32)
+        shifts = np.full(cout, shift, np.int32)
+        write_conv(w, x, weight, bias, (1, 1), (0, 0), (1, 1), 0, ooff, mults, shifts, -128, 127)
+    # Output offsets and bounds outside int8 (the C API takes any int32;
+    # the reference clamps, then keeps the low byte): not the assembly's.
+    for ooff, amin, amax in ((128, -128, 127), (-129, -128, 127), (0, -129, 127), (0, -128, 128), (0, -300, 300),
+                             (200, -300, 300)):
+        cin, cout = g.choice([8, 16, 20]), g.choice([2, 5])
+        x = g.i8((1, 2, 3, cin))
+        weight = g.i8((cout, 1, 1, cin))
+        mults, shifts = fold_quant(g, cout, acc_scale(g, cin))
+        write_conv(w, x, weight, g.bias(cout, 30000), (1, 1), (0, 0), (1, 1), g.offset(), ooff, mults, shifts,
+                   amin, amax)
+
+
 # ---------------------------------------------------------------------------
 # 16-bit activations with 8-bit weights (ptec::*_a16). Drawn from a Gen of
 # their own after every int8 case, so that the int8 cases stay as they were.
@@ -1288,7 +1346,8 @@ def generate(cases, seed):
     gi = Gen(seed + 7)  # the in-place convolutions: their own stream, after every earlier case
     for _ in range(min(cases, 100)):
         make_in_place(gi, w)
-    make_softmax_s16_edges(Gen(seed + 8), w)  # the int16 softmax's saturation: its own stream, last
+    make_softmax_s16_edges(Gen(seed + 8), w)  # the int16 softmax's saturation: its own stream
+    make_fold_edges(Gen(seed + 9), w)  # the DSP gemm's folded requantization: its own stream, last
     return w
 
 

@@ -130,6 +130,7 @@ static ptec_status conv_gemm(void *scratch, const ptec_nn_conv_params *params, c
     stage.fast_requant = 0;
 #if defined(PTEC_NN_DSP)
     stage.fast_requant = ptec_nn_requant_fast_ok(quant->multipliers, quant->shifts, out.c);
+    stage.fold_offset = stage.fast_requant && ptec_nn_requant_fold_ok(quant->shifts, out.c);
 #else
     stage.fast_requant = ptec_nn_requant_short_ok_mve(quant->multipliers, quant->shifts, out.c);
 #endif

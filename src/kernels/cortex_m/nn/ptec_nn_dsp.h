@@ -158,6 +158,26 @@ static inline int ptec_nn_requant_fast_ok(const int32_t *multipliers, const int3
     return 1;
 }
 
+/* The fast form with the output offset folded in (the assembly of
+ * ptec_nn_rows_dot2_q15_dsp.c): with s = r - 1, adding offset * 2^s to the
+ * SMLAL's starting high word adds exactly offset to hi >> s (a multiple of
+ * 2^s moves a floor by its quotient), and the starting high word is then
+ * (2 * offset + 1) * 2^(s-1), one LSL and one ASR of 2 * offset + 1. That
+ * needs the high word to stay in int32: |P| <= 2^31 * (2^31 - 1) puts its
+ * share below 2^30, the low word's and neg's at most 1 each, and for an
+ * offset in [-128, 127] the constant is at most 255 * 2^(s-1) in size,
+ * below 2^30 - 2^22 for s <= 23 (r <= 24, shift >= -24). At s = 24 it
+ * reaches 2^31 - 2^23, and a product of about 2^62 would wrap. */
+static inline int ptec_nn_requant_fold_ok(const int32_t *shifts, int32_t count)
+{
+    for (int32_t i = 0; i < count; ++i) {
+        if (shifts[i] < -24) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static inline ptec_nn_requant_fast ptec_nn_requant_fast_make(int32_t multiplier, int32_t shift)
 {
     ptec_nn_requant_fast r;

@@ -24,6 +24,11 @@ typedef struct ptec_nn_out_stage {
      * ptec_nn_requant_fast_ok (ptec_nn_dsp.h) in the DSP build,
      * ptec_nn_requant_short_ok_mve (ptec_nn_mve.h) in the Helium one. */
     int fast_requant;
+    /* DSP build only (the Helium one leaves it unset): fast_requant, and
+     * every shift is also >= -24, so that the output offset folds into the
+     * requantization's rounding constant (ptec_nn_requant_fold_ok,
+     * ptec_nn_dsp.h). */
+    int fold_offset;
 } ptec_nn_out_stage;
 
 static inline int ptec_nn_any_min_multiplier(const int32_t *multipliers, int32_t count)
