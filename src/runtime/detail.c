@@ -11,8 +11,11 @@ void ptec_detail_strn(ptec_detail_fmt *f, const char *s, size_t n)
         return;
     }
     char *buf = f->sink->message;
+    /* A detail is one line: a control byte from the file (an operator's
+     * name, say) reads as '?'. */
     for (size_t i = 0; i < n && s[i] != '\0' && f->len + 1u < PTEC_DETAIL_LEN; ++i) {
-        buf[f->len++] = s[i];
+        const unsigned char c = (unsigned char)s[i];
+        buf[f->len++] = c < 0x20u || c == 0x7fu ? '?' : (char)c;
     }
     buf[f->len] = '\0';
 }
