@@ -46,6 +46,7 @@ from typing import List, Optional
 import numpy as np
 
 from .ir import Graph
+from .soft_argmax_logits import logits_from_inputs
 
 FP32_REASON = ("a soft-argmax (a softmax's expectation over a constant grid), computed in fp32: on the "
                "softmax's int8 1/256 grid every probability's rounding was weighted and summed")
@@ -164,8 +165,10 @@ def soft_argmax_in_fp32(g: Graph) -> List[str]:
         steps = _expectation(g, sm)
         if steps is None:
             continue
-        steps += _logits(g, sm)
+        logits = _logits(g, sm)
+        steps += logits
         for k in [sm.name] + steps:
             g.node(k).attrs.setdefault("fp32", FP32_REASON)
+        logits_from_inputs(g, logits)      # beta >= 4: the logits' int8 producer copied in fp32 (soft_argmax_logits)
         marked.append(sm.name)
     return marked
