@@ -282,7 +282,8 @@ RUNS = {
     "Tensor.cummin(dim).values": (lambda x: x.cummin(2).values, S4, R, 0.5, "int8"),
     "torch.cummax(x, dim)[1].float()": (lambda x: torch.cummax(x, 1)[1].float(), S3, R, 0.0, "int8"),
     "Tensor.norm": (lambda x: x.norm(dim=-1), S3, R, 1.5, "int8"),
-    "torch.linalg.vector_norm": (lambda x: torch.linalg.vector_norm(x, dim=1), S3, R, 2.0, "int8"),
+    # norms far from 0 against their spread run in fp32 (ptec.narrow_statistics): int8 1.84 -> 0.00, 4,056 -> 2,264 B
+    "torch.linalg.vector_norm": (lambda x: torch.linalg.vector_norm(x, dim=1), S3, R, 0.5, "fp32"),
     "torch.cumsum": (lambda x: torch.cumsum(x, -1), S3, R, 1.0, "int8"),
     # grid_sample in fp32 (aten::grid_sampler_2d.out); a constant grid with no int8 layer keeps the program
     # float; a computed grid is int8, so its positions move by a fraction of a pixel (measured in the comment)
