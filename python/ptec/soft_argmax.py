@@ -22,7 +22,8 @@ the coordinate's grid. When the logits are a float program input's view,
 that view is fp32 too and the steps read the input's exact value (a
 heatmap input: 1.42 to 18.29 output steps -> 0.0 to 0.50 over beta 1..20).
 Behind an int8 layer what is left is that layer's rounding, times beta in
-the logits.
+the logits: from beta 4 up, that layer's steps are copied in fp32 for the
+logits (ptec.soft_argmax_logits).
 
 The constants must be a coordinate grid (_grid): a linear's rows (no
 bias, or a zero one), `p @ coords`' columns, a product's constant, each

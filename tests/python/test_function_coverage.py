@@ -2184,6 +2184,15 @@ RUNS["torch.nan_to_num(a / b), b 0 in calibration"] = (
     "fp32")                                                 # (relu: no -0.0, which no int8 value is, in torch's b)
 RUNS["torch.clamp(int tensor, min=float tensor, max=float tensor)"] = (
     lambda x: torch.clamp((x * 2).long(), min=x.flip(-1), max=x.flip(-1) + 1.5), S3, R, 1.5, "int8")   # 1.41
+# issue 15's fp32 tails: steep gates (capture_steep_gates; test_steep_gates_precision.py), a norm far from 0
+# measured against its spread (narrow_statistics; test_std_db_precision.py), a sharp soft-argmax's logits
+# from the float input (soft_argmax_logits; test_soft_argmax_precision.py); before (int8) in the comments
+RUNS["torch.clamp(x * 1e6, 0, 1) + torch.sigmoid(torch.tanh(x) * 1e3) (steep gates)"] = (
+    lambda x: torch.clamp(x * 1e6, 0, 1) + torch.sigmoid(torch.tanh(x) * 1e3), S3, R, 0.5, "fp32")   # 0.00
+RUNS["torch.linalg.norm(x + 2, dim=-1) (a norm far from 0)"] = (
+    lambda x: torch.linalg.norm(x + 2, dim=-1), S3, R, 0.5, "fp32")                                 # 1.49
+RUNS["(F.softmax(torch.tanh(x) * 10, -1) * torch.linspace(-1, 1, 8)).sum(-1) (a sharp soft-argmax)"] = (
+    lambda x: (F.softmax(torch.tanh(x) * 10, -1) * torch.linspace(-1, 1, 8)).sum(-1), S3, R, 0.5, "fp32")  # 1.25
 
 
 try:        # imported before tracing, as a model's module would (capture_torchvision reads sys.modules)
