@@ -14,18 +14,20 @@ on a [0, 1] gate (measured, seeds 0..2), the same loss as heaviside's table
 the steps computing fc(x) from the program's float inputs are computed
 once more in fp32 (capture_sign's chains, MAX_STEPS and the program's
 MAX_WEIGHTS, shared with the signs in graph order), and the gate's readers
-read that: torch's value up to fp32 rounding, then the reader's grid (lo
-and hi of a [0, 1] or [-1, 1] gate sit on it). The int8 steps stay for
+read that: torch's value up to fp32 rounding, then, for an int8 reader,
+the gate's own calibrated grid (quantize: not its input's, which an int8
+clamp keeps; lo and hi of a [0, 1] or [-1, 1] gate sit on it). The int8 steps stay for
 their other readers, or go.
 
-Steep means a slope over the output's width of at least STEEP (1e3 per
-unit of fc(x)): on int8 grids the error is about |c| s / 2 of the gate's
+Steep means a factor over the gate's width of at least STEEP (8 per unit
+of fc(x)): on int8 grids the error is about |c| s / 2 of the gate's
 input, |c| R / (2 (hi - lo)) of its 255 output steps for an fc(x) over a
-range R, so over 2 output steps whenever R > 4e-3 (a sigmoid's or tanh's
-width taken as 4 and 2, their slopes at 0 c / 4 and c). A gentler gate
-(`clamp(fc(x) * 10, 0, 1)`, `sigmoid(2 * fc(x))`) is an ordinary layer
-and keeps its int8 kernel: whether its ramp is narrow against fc(x)'s grid
-is known only after calibration. A gate of a program input itself
+range R, so over 2 output steps whenever R > 0.5 (a sigmoid's or tanh's
+width taken as 4 and 2, their slopes at 0 c / 4 and c): measured
+`clamp(fc(x) * 10, 0, 1)` 19.03 and `sigmoid(fc(x) * 100)` 34.16 output
+steps, 0.00 here. A gentler gate (`sigmoid(2 * fc(x))`, `clamp(fc(x) * 4,
+0, 1)`) is an ordinary layer and keeps its int8 kernel: whether its ramp
+is narrow against fc(x)'s grid is known only after calibration. A gate of a program input itself
 (`clamp(x * 1e6, 0, 1)`) reads the input's float value the same way
 (the input's int8 grid rounds it as a layer's does), except under int8_io,
 where the input arrives as its int8 codes and the fp32 copy would hold
