@@ -81,6 +81,7 @@ from typing import List, Optional
 import numpy as np
 import torch
 
+from .capture_steep_gates import GATE, GATE_FP32, number_steps_only, steep_gates
 from .capture_step_functions import single_heavisides
 from .ir import Node, origin
 
@@ -328,37 +329,61 @@ def exact_operands(g, int8_io: bool = False) -> None:
     counted per program (module doc); under int8_io a sign of an input's
     selections only is left as it was."""
     single_heavisides(g)             # heaviside(fc(x), v): the same comparisons (capture_step_functions)
+    steep_gates(g)                   # clamp(fc(x) * 1e6, 0, 1): gate and operand in fp32 (capture_steep_gates)
     _single_signs(g)
     _single_compares(g)
     copies = {}                      # original step -> its fp32 copy
     originals = set()
     spent = 0                        # weights copied so far, all signs (MAX_WEIGHTS is the program's)
-    for c in [n for n in g.nodes if n.op == "compare" and n.attrs.get(OPERANDS)]:
+    for c in [n for n in g.nodes if (n.op == "compare" and n.attrs.get(OPERANDS)) or n.attrs.get(GATE)]:
+        gate = c.attrs.pop(GATE, None)
         # OPERANDS True, or the ops beside COMPUTING_OPS its chains may hold (capture_pool_peaks' max pool)
-        more = c.attrs[OPERANDS] if isinstance(c.attrs[OPERANDS], tuple) else ()
+        more = c.attrs.get(OPERANDS) if isinstance(c.attrs.get(OPERANDS), tuple) else ()
         chains = [_chain(g, i, more) for i in c.inputs]
         if any(ch is None for ch in chains) or not any(chains):
             continue
         names = {s.name for ch in chains for s in ch}          # (a step both operands share once)
         steps = [n for n in g.nodes if n.name in names]
-        if int8_io and all(n.op in MOVE_OPS for n in steps):
+        if int8_io and (all(n.op in MOVE_OPS for n in steps) or (gate and number_steps_only(g, steps))):
             continue                 # the int8 input's codes moved: nothing more exact to compare
         new = _weights([n for n in steps if n.name not in copies])
         if sum(n.op not in MOVE_OPS for n in steps) > MAX_STEPS or spent + new > MAX_WEIGHTS:
             past_budget_note(g, c, steps, spent)
             continue
         spent += new
-        for step in steps:
-            if step.name in copies:
-                continue
-            twin = Node(f"{step.name}__fp32", step.op, [copies.get(i, i) for i in step.inputs],
-                        copy.deepcopy(step.attrs), step.shape, None, step.written)
-            twin.attrs["fp32"] = OPERANDS_FP32
-            g.nodes.insert(g.nodes.index(step) + 1, twin)
-            copies[step.name] = twin.name
-            originals.add(step.name)
+        copy_steps(g, steps, copies, originals, OPERANDS_FP32)
         c.inputs = [copies.get(i, i) for i in c.inputs]
-    while True:                      # int8 steps no longer read
+        if gate:
+            c.attrs["fp32"] = GATE_FP32     # the gate itself on its fp32 operand (capture_steep_gates)
+    drop_unread(g, originals)
+
+
+def copy_steps(g, steps, copies, originals, reason: str) -> None:
+    """An fp32 twin (`<name>__fp32`, attrs["fp32"] = reason) of each of
+    steps after it, reading the twins of its inputs; copies maps each
+    step to its twin (a twin already in the graph is read again), originals
+    gets the steps copied."""
+    for step in steps:
+        if step.name in copies:
+            continue
+        name = f"{step.name}__fp32"
+        if name not in {n.name for n in g.nodes}:
+            twin = Node(name, step.op, [copies.get(i, i) for i in step.inputs],
+                        copy.deepcopy(step.attrs), step.shape, None, step.written)
+            twin.attrs["fp32"] = reason
+            g.nodes.insert(g.nodes.index(step) + 1, twin)
+        copies[step.name] = name
+        originals.add(step.name)
+
+
+def copied_weights(g) -> int:
+    """The weights of the program's fp32 twins so far (MAX_WEIGHTS is the program's)."""
+    return _weights([n for n in g.nodes if n.name.endswith("__fp32") and n.attrs.get("fp32")])
+
+
+def drop_unread(g, originals) -> None:
+    """Removes the int8 steps of originals no longer read (and their own constants)."""
+    while True:
         unread = [k for k in originals if k not in g.outputs and not g.users(k)]
         if not unread:
             return

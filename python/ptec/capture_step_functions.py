@@ -20,10 +20,9 @@ The other step functions of a computed value need nothing here:
 `torch.where(fc(x) > 0, 1., 0.)` and `torch.signbit(fc(x))` are one
 comparison with a number (capture_sign._single_compares copies its
 operand; measured 0 output steps, seeds 0..2). `torch.clamp(fc(x) * 1e6,
-0, 1)` is no step function but a steep ramp (a gain of 1e6 on the
-value's int8 rounding, 255 output steps): whether a ramp is steeper than
-its operand's grid is known only after calibration, so it is not taken
-here (docs/aot.md, issue 15's open losses)."""
+0, 1)` is a steep ramp, a step function in effect (a gain of 1e6 on the
+value's int8 rounding, 255 output steps): capture_steep_gates computes it
+in fp32 with its operand."""
 from __future__ import annotations
 
 import math

@@ -43,6 +43,7 @@ import torch
 from .fp32_input_chains import LIMIT, on_int8_grid, steps_lost
 from .input_compression import identity_as_reshape, square_as_mul
 from .ir import Graph, Node, eval_node, origin
+from .narrow_statistics import spread_factor
 
 REASON = ("a second-moment statistic (a sum of squares, its root) that would be {steps:.1f} output steps off "
           "with its steps on int8 grids (a root magnifies the rounding of a small variance), computed in fp32")
@@ -226,11 +227,12 @@ def statistics_in_fp32(g: Graph, calibration, log: Callable[[str], None] = lambd
             in_fp32 = [_run(g, steps, h).double().numpy() for h in held]
         if not all(np.isfinite(r).all() for r in rounded + in_fp32):
             continue
-        own = steps_lost(exact, rounded)
+        spread = spread_factor(exact)      # a score far from 0: its loss in steps of its spread (narrow_statistics)
+        own = steps_lost(exact, rounded) * spread
         # the statistic under a root decides for it too (_radicand_lost)
         under = _radicand_lost(g, steps, envs, reads, grids) if _is_root(root) else 0.0
         lost = max(own, under)
-        if lost <= LIMIT or steps_lost(exact, in_fp32) > own / 2:
+        if lost <= LIMIT or steps_lost(exact, in_fp32) * spread > own / 2:
             continue
         sqrt = [n for n in steps if n.op == "elementwise" and n.attrs.get("fn") == "sqrt"]
         gone = missing(["aten::sqrt.out"]) if sqrt else []

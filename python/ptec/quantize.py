@@ -33,6 +33,7 @@ from .running_means import running_means_as_linear
 from .soft_argmax import soft_argmax_in_fp32
 from .capture_grid import theta_in_fp32
 from .capture_masking_readers import own_grid
+from .capture_steep_gates import GATE_FP32
 from .exact_sums import sums_as_linear
 
 FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d", "svdf")
@@ -688,7 +689,8 @@ def _quantize_once(prepared: Graph, observer: RangeObserver, w4: bool, int8_laye
             # inputs already on one grid (pieces of one tensor: slices, pools):
             # the result is on it too, a copy of bytes or a choice of one (exact)
             n.qparams = g.node(n.inputs[0]).qparams
-        elif n.op in PASS_THROUGH and n.inputs and not own_grid(n):   # (capture_masking_readers: its own range)
+        elif n.op in PASS_THROUGH and n.inputs and not own_grid(n) \
+                and n.attrs.get("fp32") != GATE_FP32:     # (capture_masking_readers, capture_steep_gates: own range)
             src = g.node(n.inputs[0])
             n.qparams = src.qparams if src.qparams is not None else affine_qparams(
                 *observer.range(n.name))

@@ -22,7 +22,8 @@ the coordinate's grid. When the logits are a float program input's view,
 that view is fp32 too and the steps read the input's exact value (a
 heatmap input: 1.42 to 18.29 output steps -> 0.0 to 0.50 over beta 1..20).
 Behind an int8 layer what is left is that layer's rounding, times beta in
-the logits.
+the logits: from beta 4 up, that layer's steps are copied in fp32 for the
+logits (ptec.soft_argmax_logits).
 
 The constants must be a coordinate grid (_grid): a linear's rows (no
 bias, or a zero one), `p @ coords`' columns, a product's constant, each
@@ -46,6 +47,7 @@ from typing import List, Optional
 import numpy as np
 
 from .ir import Graph
+from .soft_argmax_logits import logits_from_inputs
 
 FP32_REASON = ("a soft-argmax (a softmax's expectation over a constant grid), computed in fp32: on the "
                "softmax's int8 1/256 grid every probability's rounding was weighted and summed")
@@ -164,8 +166,10 @@ def soft_argmax_in_fp32(g: Graph) -> List[str]:
         steps = _expectation(g, sm)
         if steps is None:
             continue
-        steps += _logits(g, sm)
+        logits = _logits(g, sm)
+        steps += logits
         for k in [sm.name] + steps:
             g.node(k).attrs.setdefault("fp32", FP32_REASON)
+        logits_from_inputs(g, logits)      # beta >= 4: the logits' int8 producer copied in fp32 (soft_argmax_logits)
         marked.append(sm.name)
     return marked

@@ -9,8 +9,11 @@ and input ranges, on inputs whose outputs vary.
 2. An autoencoder's anomaly score ((x - ae(x)) ** 2).mean(-1) (the same),
    and its root forms (.sum(-1).sqrt(), torch.linalg.norm(x - ae(x), dim=-1)):
    the root's chain in fp32 when the sum of squares under it would lose
-   over 2 steps of its own grid. torch.dist(x, ae(x)) (one sum over all
-   256 values: 1.72 such steps) stays int8.
+   over 2 steps of its own grid. A score over all of a sample's values
+   (torch.dist(x, ae(x)), (x - ae(x)).norm(), F.mse_loss(ae(x), x): one
+   number far from 0, 1.0 to 1.3 steps of its int8 grid but 4 to 8.5 of
+   the scores' spread) measured in steps of that spread too
+   (ptec.narrow_statistics).
 3. A dB of a magnitude or a power of parts from conv / linear layers
    (ptec.magnitude_logs: from the float input in fp32).
 Before -> after (worst over the seeds below) in the comments."""
@@ -18,6 +21,9 @@ import pytest
 import torch
 import torch.nn as nn
 
+from ptec.compiler import compile_model
+
+from model_checks import steps_over_feeds
 from test_narrow_grids import _AE, _worst_steps
 
 
@@ -84,6 +90,40 @@ def test_anomaly_scores_follow_torch(name, tmp_path):
     for seed, scale in [(1, 1.0), (5, 3.0)]:
         worst, _ = _worst_steps(AE(SCORES[name]), _feeds((4, 64), seed=seed, scale=scale), tmp_path)
         assert worst <= 0.5, f"{name} seed {seed}: {worst:.2f} output steps"
+
+
+class Score(_AE):
+    """A score of x against its reconstruction, reduce(x, ae(x))."""
+
+    def forward(self, x):
+        return self.reduce(x, self.dec(self.enc(x)))
+
+
+# one number per sample, far from 0: before -> after, worst over the 3 (seed, scale) below
+WHOLE = {
+    "torch.dist(x, ae(x))": lambda x, y: torch.dist(x, y),                              # 8.50 -> 0.25
+    "(x - ae(x)).norm()": lambda x, y: (x - y).norm(),                                   # 8.50 -> 0.25
+    "torch.linalg.norm(x - ae(x))": lambda x, y: torch.linalg.norm(x - y),               # 8.50 -> 0.25
+    "((x - ae(x)) ** 2).mean().sqrt()": lambda x, y: ((x - y) ** 2).mean().sqrt(),       # 8.50 -> 0.25
+    "((x - ae(x)) ** 2).mean()": lambda x, y: ((x - y) ** 2).mean(),                     # 5.44 -> 0.24
+    "((x - ae(x)) ** 2).sum()": lambda x, y: ((x - y) ** 2).sum(),                       # 5.44 -> 0.24
+    "F.mse_loss(ae(x), x)": lambda x, y: nn.functional.mse_loss(y, x),                   # 5.44 -> 0.24
+    # a score per row
+    "F.pairwise_distance(x, ae(x))": lambda x, y: nn.functional.pairwise_distance(x, y),  # 3.45 -> 0.31
+    "((x - ae(x)) ** 2).mean(-1) of x * 0.5": lambda x, y: ((x - y) ** 2).mean(-1),      # 10.86 -> 0.31
+}
+
+
+@pytest.mark.parametrize("name", sorted(WHOLE))
+def test_scores_far_from_zero_follow_torch(name, tmp_path):
+    """On the int8 grid of [0, max] a score in [6.7, 9.8] was 1.0 to 1.3 of its steps off, under
+    fp32_statistics' limit, but 4 to 8.5 steps of the scores' spread / 255: measured in those, in fp32."""
+    for seed, scale in [(1, 1.0), (5, 3.0), (2, 0.5)]:
+        feeds = _feeds((4, 64), seed=seed, scale=scale)
+        model = Score(WHOLE[name]).eval()
+        res = compile_model(model, feeds[0], feeds)
+        worst = steps_over_feeds(model, res, feeds, tmp_path)[0]
+        assert worst <= 0.5, f"{name} seed {seed} x{scale}: {worst:.2f} output steps"
 
 
 class Spectrum(nn.Module):
