@@ -367,7 +367,9 @@ def refuse_consumers(g: Graph, error) -> None:
                         "values inside the result ([..., k, "
                         "...]): they run as a program output, through element-wise ops (with numbers or "
                         "values of size 1 along that dim), sum / mean / amax / amin / max / min and softmax / "
-                        "log_softmax over any dims, and a sort's values along another dim (docs/aot.md)")
+                        "log_softmax over any dims, a sort's values along another dim, cumsum / cummax / cummin "
+                        "and flip along any dim, and views keeping the count a dim of its own, spelled -1 "
+                        "(docs/aot.md)")
         if g.node(n.inputs[0]).op in ("compare", "logical") and not _integer_picks(g, n):
             raise error(f"operator not supported: {origin(n)} selects bool values (a comparison of a selection), "
                         "which ptec runs only as the mask of a selection by the same mask "

@@ -36,9 +36,12 @@ comparison and the same bound-dynamic selection). Scratch: K float32
 areas and K uint32 kept indices (runtime_scratch.batched_nms).
 
 No boxes (K = 0, not a selection's): torch's empty int64, the descending
-order of no scores. nms(B[m], S[m], t) after a score filter m, t a number
->= 0 (`_filtered_rewrite`): over all K boxes, those m drops made empty, so
-any count at run (0 too) gives torch's indices into B[m].
+order of no scores. nms(B[m], S[m], t) after a score filter m, and
+batched_nms(B[m], S[m], I[m], t) (`_selection_rewrite`, element-wise
+steps of the selections allowed, any threshold): over all K boxes, those
+m drops made empty and, for a threshold that may be negative, ordered
+after the others, so any count at run (0 too) gives torch's indices into
+B[m]; batched_nms's coordinate trick with the maximum over B[m] alone.
 
 The threshold (`_threshold`): a number as it is; a tensor attribute or
 buffer of one element folded to float(it), the constant torchvision reads;
@@ -216,9 +219,9 @@ def _threshold(gm: torch.fx.GraphModule, t, shape):
 
 
 SELECTION = ("its boxes or scores are a selection x[mask], whose length depends on the values: ptec runs "
-             "nms(f(boxes[m]), h(scores[m]), t) for one bool mask m, element-wise f and h and a number t >= 0 "
-             "(batched_nms of a selection, a computed threshold or other steps after the selection are not "
-             "supported)")
+             "nms(f(boxes[m]), h(scores[m]), t) and batched_nms(f(boxes[m]), h(scores[m]), idxs[m], t) for one "
+             "bool mask m and element-wise f and h (a threshold computed from no selection); other steps after "
+             "the selection (a sort, a slice, another mask) are not supported")
 CHANGED_FP32 = ("the boxes or scores of nms, changed after a selection: in fp32 (an int8 grid would move an "
                 "overlap across the threshold or reorder equal scores)")
 THRESHOLD_FP32 = "nms's computed iou_threshold, in fp32 from the layers' outputs (torchvision reads the float's value)"
@@ -276,13 +279,6 @@ def _data_shaped(n: torch.fx.Node) -> bool:
             return True
         todo.extend(v.all_input_nodes)
     return False
-
-
-def _filtered(boxes, scores):
-    """(B, S, m) when boxes is B[m] and scores S[m] by one bool mask m [K] (a score filter), else None."""
-    if not (_bool_selection(boxes) and _bool_selection(scores)) or boxes.args[1] is not scores.args[1]:
-        return None
-    return boxes.args[0], scores.args[0], boxes.args[1]
 
 
 # element-wise steps a selection x[m] may go through before nms: f(x[m]) is f(x)[m]
@@ -347,44 +343,88 @@ def _unmasked(g, n, mask, done):
     return out
 
 
-def _changed_filter(g, boxes, scores, shape):
-    """(B', S', m) when boxes and scores are element-wise chains from selections by one mask m
-    (`boxes[m] + offset`, `scores[m] * 2`): B' and S' the same chains over all K rows, else None."""
-    if _bool_selection(boxes) and _bool_selection(scores):
-        return None                                # _filtered's form
-    m = _mask_of(boxes, shape)
-    if m is None or _mask_of(scores, shape) is not m:
-        return None
-    done = {}
-    return _unmasked(g, boxes, m, done), _unmasked(g, scores, m, done), m
-
-
-def _filtered_rewrite(g, fn: torch.fx.Node, boxes, scores, mask, t: float) -> bool:
-    """nms(B[m], S[m], t), t >= 0, over all K boxes: the boxes m drops made
+def _filtered_rewrite(g, fn: torch.fx.Node, boxes, scores, mask, t, idxs=None) -> bool:
+    """nms(B[m], S[m], t) over all K boxes: the boxes m drops made
     [0, 0, 0, 0] (no area: their overlap with any box is 0 (or 0 / 0), never
-    above t, so they suppress nothing), the order of all of S (torch's stable
-    sort restricted to m is the order of S[m]), and the kept positions whose
-    box m keeps, as indices into B[m]: the count of m up to the box, less
-    one. Any count at run, 0 too (an empty int64 result)."""
+    above a t >= 0, so they suppress nothing), the order of all of S (torch's
+    stable sort restricted to m is the order of S[m]), and the kept positions
+    whose box m keeps, as indices into B[m]: the count of m up to the box,
+    less one. Any count at run, 0 too (an empty int64 result).
+
+    A t that may be negative (a computed threshold, read at each run, or a
+    negative number): an overlap of 0 is above it, so a dropped box placed
+    before a kept one would suppress it; the order is then sorted again,
+    stably, by m descending, so that every dropped box comes after every box
+    of B[m] (which keep their score order) and suppresses none of them.
+
+    batched_nms(B[m], S[m], I[m], t) (idxs = I): torchvision's coordinate
+    trick on the selection, B[m] + I[m] * (max(B[m]) + 1), is that trick
+    over all K rows with the maximum taken over the rows m keeps (the
+    others read as -inf), then the same nms."""
     def fp32(node):
         node.meta["ptec_fp32"] = NMS_FP32
         return node
 
     with g.inserting_before(fn):
         first = g.call_method("unsqueeze", (mask, 1))
+        if idxs is not None:
+            ceiling = fp32(g.call_function(torch.where, (first, boxes, float("-inf"))))
+            top = fp32(g.call_function(operator.add, (fp32(g.call_method("max", (ceiling,))), 1.0)))
+            shift = fp32(g.call_function(operator.mul, (g.call_method("float", (idxs,)), top)))
+            boxes = fp32(g.call_function(operator.add, (boxes, fp32(g.call_method("unsqueeze", (shift, 1))))))
         kept_boxes = fp32(g.call_function(torch.where, (first, boxes, 0.0)))
         order = g.call_function(torch.argsort, (scores,), {"descending": True})
+        if isinstance(t, torch.fx.Node) or t < 0:
+            dropped_last = g.call_function(torch.argsort, (g.call_function(
+                operator.getitem, (g.call_method("long", (mask,)), order)),), {"descending": True})
+            order = g.call_function(operator.getitem, (order, dropped_last))
         keep = fp32(g.call_function(nms_keep, (kept_boxes, order, t)))
         in_mask = g.call_function(operator.getitem, (g.call_method("long", (mask,)), order))
         picked = g.call_function(operator.and_, (g.call_function(operator.gt, (keep, 0.5)),
                                                  g.call_function(operator.gt, (in_mask, 0))))
         rank = g.call_function(operator.sub, (g.call_method("cumsum", (g.call_method("long", (mask,)), 0)), 1))
         out = g.call_function(operator.getitem, (g.call_function(operator.getitem, (rank, order)), picked))
-    out.meta["ptec_nms"] = f"{fn.name} (torchvision.ops.nms)"
+    name = "batched_nms" if idxs is not None else "nms"
+    out.meta["ptec_nms"] = f"{fn.name} (torchvision.ops.{name})"
     _named(fn, first, out)
     fn.replace_all_uses_with(out)
     g.erase_node(fn)
     return True
+
+
+def _selection_rewrite(gm, fn: torch.fx.Node, boxes, scores, idxs, t, shape) -> Optional[bool]:
+    """nms / batched_nms (idxs not None) of a selection by one mask m,
+    each of boxes, scores (and idxs) x[m] or an element-wise chain of it,
+    t a number or a computed value (_threshold): _filtered_rewrite's nodes
+    in place of the call, True; None when the call is not of that form."""
+    g = gm.graph
+    values = (boxes, scores) if idxs is None else (boxes, scores, idxs)
+    if not any(_data_shaped(v) for v in values):
+        return None
+    m = _mask_of(boxes, shape)
+    if m is None or any(_mask_of(v, shape) is not m for v in values[1:]):
+        return None
+    if idxs is not None and 4 * int(shape(m)[0]) > VANILLA_NUMEL:
+        # torchvision picks the coordinate trick or its per-class loop by the selection's count at run
+        raise UnsupportedOperator(
+            f"operator not supported: {fn.name} (torchvision.ops.batched_nms): its boxes are a selection of "
+            f"up to {int(shape(m)[0])} boxes, and torchvision runs its coordinate trick up to "
+            f"{VANILLA_NUMEL // 4} boxes and a per-class loop (another order) past that, chosen by the count "
+            f"at run; keep the selection to {VANILLA_NUMEL // 4} boxes or fewer (a topk before the filter)")
+    if isinstance(t, torch.fx.Node):
+        if _data_shaped(t):
+            return None
+        refuse_float64_threshold(fn, t, idxs is not None)
+        threshold_in_fp32(t)
+    with g.inserting_before(fn):
+        done = {}
+        plain = [_unmasked(g, v, m, done) for v in values]
+    for v, w in zip(values, plain):
+        if not _bool_selection(v) and _dtype(w) is not None and _dtype(w).is_floating_point:
+            # a selection changed before nms, f(B[m]): f(B)[m], in fp32 as nms's own (its steps: _unmasked)
+            mark_fp32_ancestry(w, lambda n: None if _dtype(n) is None else _dtype(n).is_floating_point,
+                               CHANGED_FP32)
+    return _filtered_rewrite(g, fn, plain[0], plain[1], m, t, plain[2] if idxs is not None else None)
 
 
 def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bool:
@@ -410,17 +450,9 @@ def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bo
         return False
     k = bs[0]
     g = gm.graph
-    if not batched and not isinstance(t, torch.fx.Node) and float(t) >= 0 and _filtered(boxes, scores):
-        return _filtered_rewrite(g, fn, *_filtered(boxes, scores), float(t))
-    if not batched and not isinstance(t, torch.fx.Node) and float(t) >= 0:
-        # a selection changed before nms, f(B[m]) and h(S[m]): f(B)[m] and h(S)[m], in fp32 as nms's own
-        with g.inserting_before(fn):
-            changed = _changed_filter(g, boxes, scores, shape)
-        if changed is not None:
-            for v in changed[:2]:             # (the chains' own steps are marked by _unmasked)
-                mark_fp32_ancestry(v, lambda n: None if _dtype(n) is None else _dtype(n).is_floating_point,
-                                   CHANGED_FP32)
-            return _filtered_rewrite(g, fn, *changed, float(t))
+    selected = _selection_rewrite(gm, fn, boxes, scores, idxs if batched else None, t, shape)
+    if selected is not None:
+        return selected
     if k == 0 and not any(_data_shaped(v) for v in (boxes, scores)):
         # no boxes: torchvision's empty int64 result, the descending order of no scores (aten::sort of [0])
         with g.inserting_before(fn):

@@ -51,12 +51,13 @@ program output, and through element-wise readers (numbers, functions of
 one value, the same slices, operands of size 1 along d), which
 capture_masked_select.through_selections moves before the selection
 (f(x_sorted)[:, ..., first]), and through sums / means / extremes /
-softmax over d or acting per slice (capture_unique_slices); another reader
-is refused there naming it.
+softmax over d or acting per slice, scans, flips and views keeping the
+count a dim (capture_unique_slices); another reader is refused there
+naming it.
 
 Left refused (capture_nonzero, one line): dim of a tensor with a size 0,
-a reader of slices behind a dim above 1 other than those (a scan, a flip,
-a view: its count sits inside), return_inverse without dim
+a reader of slices behind a dim above 1 other than those (a sort or
+cumprod along d, a view merging the count: its count sits inside), return_inverse without dim
 of fewer than 2 elements (capture_unique_inverse's), sorted=False,
 a selection's slices other than dim 0 (counts / inverse of a selection
 x[m] and its dim 0, unique's and unique_consecutive's:

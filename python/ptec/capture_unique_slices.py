@@ -25,11 +25,30 @@ empty selection. Each reader is rewritten over xs, with F viewed
   the dims reduced before it (at 0 the rows selection of
   capture_selection_rows, with every reader of it).
 
-Other readers (a view, flip, cumsum and slices over another dim: their steps
-hold the count) stay refused by capture_masked_select.refuse_consumers."""
+- scans: cumsum (capture's linear by the lower triangle of ones, between
+  permutes swapping the dim and the last) and cummax / cummin (values)
+  along at scan where(F, xs, e), e the scan's identity (0; xs's smallest
+  value for a running max, its largest for a running min), so a kept slice
+  has seen the kept slices before it and identities: picking them gives
+  the slices' scan exactly (capture_selection_mix's `_scan`, along at);
+  along another dim each slice's own scan, over xs then selected (`_scan`);
+- a flip (capture's one-wide slices from the last to the first, joined):
+  along at, xs and F both flipped, then picked; along another dim xs
+  flipped, then picked by F (`_flip`);
+- a view keeping the count a dim of its own (`u.view(2, -1)`,
+  `u.flatten(0, 1)`, `u.reshape(1, 2, -1, 1)`: the dims before it and after
+  it each regrouped, the count spelled -1): the same view of xs with L in
+  the count's place, then picked along the count's new dim (`_view`).
+
+Other readers (a view spelling the count as the example's number or
+merging it with another dim, cumprod and slices over another dim: their
+steps hold the count) stay refused by
+capture_masked_select.refuse_consumers."""
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional, Tuple
+
+import numpy as np
 
 from .capture_masked_select import Steps, _numel
 from .ir import Graph, Node, origin
@@ -189,6 +208,124 @@ def _per_slice(g: Graph, user: Node, xs: str, shape, mask: str, at: int) -> bool
     return True
 
 
+def _scan_chain(g: Graph, user: Node, rank: int) -> Optional[Tuple[int, List[Node]]]:
+    """capture's cumsum of the slices along dim d: (d, [linear]) for the
+    last dim, (d, [permute, linear, permute]) swapping d and the last;
+    None else."""
+    from .capture_selection_mix import _triangle
+    if user.op == "linear":
+        return (rank - 1, [user]) if user.shape and _triangle(user, user.shape[-1]) else None
+    dims = list(user.attrs.get("dims", [])) if user.op == "permute" else []
+    moved = [i for i, p in enumerate(dims) if p != i]
+    if len(moved) != 2 or moved[1] != rank - 1 or dims[moved[0]] != rank - 1 or dims[rank - 1] != moved[0]:
+        return None
+    chain = [user]
+    for _ in range(2):
+        users = g.users(chain[-1].name)
+        if len(users) != 1:
+            return None
+        chain.append(users[0])
+    linear, back = chain[1], chain[2]
+    if not (user.shape and _triangle(linear, user.shape[-1])) or back.op != "permute" \
+            or list(back.attrs.get("dims", [])) != dims:
+        return None
+    return moved[0], chain
+
+
+def _scan(g: Graph, user: Node, xs: str, shape, mask: str, L: int, at: int) -> bool:
+    """cumsum / cummax / cummin of the slices (the module docstring)."""
+    rank = len(shape)
+    rule = user.attrs.get("rule") if user.op == "sort" else None
+    if rule in ("cummax", "cummin") and isinstance(user.attrs.get("dim"), int):
+        s = Steps(user.name)
+        src = xs
+        if user.attrs["dim"] % rank == at:
+            src = s("where", [_over(s, mask, L, rank, at), xs, _far(s, xs, shape, highest=rule == "cummin")], shape)
+        whole = s("sort", [src], shape, **{k: v for k, v in user.attrs.items() if k != "source"})
+        _reselect(s, user.name, whole, shape, mask, at, origin(user))
+        _replace(g, [user.name], s.nodes)
+        return True
+    found = _scan_chain(g, user, rank)
+    if found is None:
+        return False
+    d, chain = found
+    s = Steps(chain[-1].name)
+    cur = s("where", [_over(s, mask, L, rank, at), xs, s.const(0.0)], shape) if d == at else xs
+    perm = list(chain[0].attrs["dims"]) if len(chain) == 3 else None
+    moved = [shape[p] for p in perm] if perm else list(shape)
+    if perm:
+        cur = s("permute", [cur], moved, dims=perm)
+    n = shape[d]
+    cur = s("linear", [cur], moved, weight=np.tril(np.ones((n, n), np.float32)), bias=None)
+    if perm:
+        cur = s("permute", [cur], list(shape), dims=perm)
+    _reselect(s, chain[-1].name, cur, shape, mask, at, origin(chain[-1]))
+    _replace(g, [c.name for c in chain], s.nodes)
+    return True
+
+
+def _flip_join(g: Graph, user: Node, sel: Node, rank: int) -> Optional[Node]:
+    """capture's flip of the slices along one dim (one-wide slices of sel
+    from the last to the first, joined along that dim): the join; None
+    else."""
+    d = user.attrs.get("dim")
+    users = g.users(user.name)
+    if user.op != "slice" or not isinstance(d, int) or len(users) != 1 or users[0].op != "cat" \
+            or users[0].attrs.get("dim") % rank != d % rank:
+        return None
+    join = users[0]
+    n = len(join.inputs)
+    for i, name in enumerate(join.inputs):
+        part = g.node(name)
+        if part.op != "slice" or part.inputs != [sel.name] or part.attrs.get("dim") != d \
+                or part.attrs.get("start") != n - 1 - i or part.attrs.get("end") != n - i \
+                or [u.name for u in g.users(name)] != [join.name]:
+            return None
+    return join if n > 1 else None
+
+
+def _flip(g: Graph, user: Node, sel: Node, xs: str, shape, mask: str, L: int, at: int) -> bool:
+    """flip of the slices along at or another dim (the module docstring)."""
+    rank = len(shape)
+    join = _flip_join(g, user, sel, rank)
+    if join is None:
+        return False
+    d = user.attrs["dim"] % rank
+    s = Steps(join.name)
+
+    def flipped(src, size, dim):
+        part = [1 if i == dim else n for i, n in enumerate(size)]
+        return s("cat", [s("slice", [src], part, dim=dim, start=size[dim] - 1 - i, end=size[dim] - i)
+                         for i in range(size[dim])], list(size), dim=dim)
+    if d == at:
+        keep = s("compare", [flipped(s("bool_to", [mask], [L], dtype="float32"), [L], 0)], [L], kind="gt",
+                 scalar=0.5)
+    else:
+        keep = mask
+    _reselect(s, join.name, flipped(xs, shape, d), shape, keep, at, origin(join))
+    _replace(g, list(join.inputs) + [join.name], s.nodes)
+    return True
+
+
+def _view(g: Graph, user: Node, xs: str, shape, mask: str, L: int, at: int) -> bool:
+    """A view keeping the count a dim of its own, spelled -1 (the module
+    docstring): the view of xs with L there, picked along that dim."""
+    target = user.attrs.get("target_shape")
+    if user.op != "reshape" or user.attrs.get("squeeze", False) is not False or not isinstance(target, (list, tuple)) \
+            or list(target).count(-1) != 1:
+        return False
+    j = list(target).index(-1)
+    before, after = list(target[:j]), list(target[j + 1:])
+    if _numel(before) != _numel(shape[:at]) or _numel(after) != _numel(shape[at + 1:]):
+        return False
+    out = before + [L] + after
+    s = Steps(user.name)
+    whole = s("reshape", [xs], out, target_shape=out)
+    _reselect(s, user.name, whole, out, mask, j, origin(user))
+    _replace(g, [user.name], s.nodes)
+    return True
+
+
 def slices_readers(g: Graph, user: Node, sel: Node) -> bool:
     """Rewrites user, a reader of unique's slices behind a dim above 1 (sel:
     a masked_select with attrs at), over the sorted tensor; False when it is
@@ -211,6 +348,7 @@ def slices_readers(g: Graph, user: Node, sel: Node) -> bool:
     if user.op in ("softmax", "log_softmax") and isinstance(dim, int):
         return _softmax(g, user, xs, shape, mask, L, at) if dim % rank == at else \
             _per_slice(g, user, xs, shape, mask, at)
-    if user.op == "sort" and isinstance(dim, int) and dim % rank != at:
+    if user.op == "sort" and user.attrs.get("rule") is None and isinstance(dim, int) and dim % rank != at:
         return _per_slice(g, user, xs, shape, mask, at)
-    return False
+    return _scan(g, user, xs, shape, mask, L, at) or _flip(g, user, sel, xs, shape, mask, L, at) \
+        or _view(g, user, xs, shape, mask, L, at)

@@ -1980,6 +1980,16 @@ RUNS["torchvision.ops.batched_nms(1,008 boxes, scores, classes and threshold fro
                    torch.arange(2016.0).reshape(1008, 2) * 0.618 % 25 + 3.0], 1),
         (x.flatten().repeat(21) > 0).float() * 0.5 + torch.arange(1008.0) % 3 * 0.25,
         (x.flatten().repeat(21) > 1.0).long(), torch.sigmoid(x[0, 1].mean()) * 0.8), S4, R, 0.0, "fp32")
+# of a score filter's selection (capture_nms._selection_rewrite: test_nms_selection_forms.py): batched_nms, and
+# nms at a threshold computed from x
+RUNS["torchvision.ops.batched_nms(boxes[m], scores[m], classes[m] from x)"] = (lambda x: (lambda b, s, m: _tv_ops(
+    ).batched_nms(b[m], s[m], (b[:, 0] > 0).long()[m], 0.3))(
+    torch.cat([x[0, 0].reshape(8, 2), x[0, 0].reshape(8, 2) + x[0, 1].reshape(8, 2).abs() + 1.0], 1),
+    x[0, 2].flatten()[:8], x[0, 2].flatten()[:8] > -0.5), S4, R, 0.0, "fp32")
+RUNS["torchvision.ops.nms(boxes[m], scores[m], threshold from x)"] = (lambda x: (lambda b, s, m: _tv_ops().nms(
+    b[m], s[m], torch.sigmoid(x[0, 1].mean()) * 0.6))(
+    torch.cat([x[0, 0].reshape(8, 2), x[0, 0].reshape(8, 2) + x[0, 1].reshape(8, 2).abs() + 1.0], 1),
+    x[0, 2].flatten()[:8], x[0, 2].flatten()[:8] > -0.5), S4, R, 0.0, "fp32")
 RUNS["torchvision.ops.deform_conv2d(x, offsets from x)"] = (lambda x: _tv_ops().deform_conv2d(
     x, x[:, :2] * 0.7, torch.linspace(-1.0, 1.0, 6).reshape(2, 3, 1, 1)), S4, R, 3.0, "fp32")   # 2.48
 # torch.istft of a two-sided spectrum (its first n_fft // 2 + 1 rows), a window computed in the program (the
@@ -2361,6 +2371,19 @@ UNIQUE_COUNTS = {
     "torch.unique(dim=2).sum()": (lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2).sum(), 1.0),
     "torch.unique(dim=2).sum(1)": (lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2).sum(1), 0.5),
     "torch.unique(dim=2).amax(1)": (lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2).amax(1), 0.5),
+    # scans, flips and views of those slices (capture_unique_slices; test_unique_slices_readers.py)
+    "torch.unique(dim=2).cumsum(2)": (lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2).cumsum(2), 0.5),  # 0.50
+    "torch.unique(dim=2).cumsum(1)": (lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2).cumsum(1), 0.5),  # 0.50
+    "torch.unique(dim=2).cummax(2)": (
+        lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2).cummax(2)[0], 0.5),  # 0.50
+    "torch.unique(dim=2).cummin(1)": (
+        lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2).cummin(1)[0], 0.5),  # 0.50
+    "torch.unique(dim=2).flip(2)": (lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2).flip(2), 0.5),  # 0.50
+    "torch.unique(dim=2).flip(1, 2)": (lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2).flip(1, 2), 0.5),  # 0.50
+    "torch.unique(dim=2).view(2, -1)": (
+        lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2).view(2, -1), 0.5),  # 0.50
+    "torch.unique(dim=2).reshape(1, 2, -1, 1)": (
+        lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2).reshape(1, 2, -1, 1), 0.5),  # 0.50
     "torch.unique(dim=2, return_counts)": (
         lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2, return_counts=True)[1], 0.0),
     "torch.unique(dim=1, return_counts)": (

@@ -163,9 +163,10 @@ def test_lexicographic_order_reaches_the_last_column(tmp_path):
 
 @pytest.mark.parametrize("call,why", [
     ("torch.unique(x, sorted=False, return_counts=True)[1]", "sorted=False"),
-    # (sums / means / extremes / softmax of those slices run: test_unique_slices_readers.py; a scan stays refused)
-    ("torch.unique(x, dim=2).cumsum(1)",
-     "(Tensor.cumsum): it reads unique's slices along a dim behind a dim above 1"),
+    # (sums / means / extremes / softmax, scans, flips and views keeping the count a dim of those slices run:
+    # test_unique_slices_readers.py; a cumprod stays refused)
+    ("torch.unique(x, dim=2).cumprod(2)",
+     "it reads unique's slices along a dim behind a dim above 1"),
     ("torch.unique(x[:, :, :0], dim=1)", "dim runs on a float32 tensor of fixed shape, no size 0"),
     ("torch.unique(x[..., :1, :1], return_inverse=True, return_counts=True)[2]", "return_inverse"),
     # (dim 0 of a selection x[m] runs: test_unique_selection_dim.py; its columns, or a view of it, stay refused)
