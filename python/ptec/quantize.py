@@ -476,19 +476,25 @@ def quantize_weights(w: np.ndarray, scales: np.ndarray, bits: int = 8) -> np.nda
 
 def takes_w4(g: Graph, n) -> bool:
     """Layers `--w4` stores with 4-bit weights: linear and the convolutions
-    the cortex_m lowering makes quantized_conv2d (groups 1, not the
-    depthwise form a one-channel input takes): CMSIS-NN's s4 kernels. Not
-    a layer whose weights are a resize's own (attrs["resize_weights"]:
-    capture's linear interpolation), which 4 bits would move off torch's
-    sample positions."""
+    the cortex_m lowering makes quantized_conv2d (groups 1) or
+    quantized_depthwise_conv2d (groups = Cin, one image, kernels.is_depthwise,
+    a one-channel input's included): CMSIS-NN's s4 kernels. Other grouped
+    convolutions keep 8 bits. Not a layer whose weights are a resize's own
+    (attrs["resize_weights"]: capture's linear interpolation), which 4 bits
+    would move off torch's sample positions."""
     if n.attrs.get("resize_weights"):
         return False
     if n.op == "linear":
         return True
-    if n.op != "conv2d" or int(n.attrs["groups"]) != 1:
+    if n.op != "conv2d":
         return False
+    groups = int(n.attrs["groups"])
+    if groups == 1:
+        return True
+    from .backends.cortex_m.kernels import is_depthwise     # the lowering's own test
     x = g.node(n.inputs[0]).shape
-    return not (x is not None and len(x) == 4 and x[0] == 1 and x[1] == 1)
+    return x is not None and len(x) == 4 and is_depthwise(int(x[0]), int(x[1]), int(n.attrs["weight"].shape[0]),
+                                                         groups)
 
 
 # The largest int32 bias a layer's grids may give: half of int32, so that the

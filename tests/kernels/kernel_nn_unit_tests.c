@@ -293,6 +293,47 @@ static void test_packed_s4(void)
     CHECK_BYTES(y, expected3, 3);
 }
 
+/* Packed 4-bit depthwise weights: the IHWO filter [1, KH, KW, Cout]
+ * flattened, two elements per byte (CMSIS-NN's arm_depthwise_conv_s4). */
+static void test_depthwise_s4(void)
+{
+    const ptec_nn_per_channel_quant q = {unit_multiplier, unit_shift};
+    int8_t y[9];
+    /* One pixel of 3 channels, weights (1, -2, 3): nibbles 1, E, 3 are
+     * bytes E1, 03. x + 1 = (6, 7, 8): 6, -14 + 10 = -4, 24 - 4 = 20 */
+    const int8_t x1[3] = {5, 6, 7};
+    const int8_t w1[2] = {(int8_t)0xE1, 0x03};
+    const int32_t bias1[3] = {0, 10, -4};
+    const ptec_nn_dims in1 = {1, 1, 1, 3}, filter1 = {1, 1, 1, 3}, out1 = {1, 1, 1, 3};
+    const ptec_nn_conv_params p1 = {{1, 1}, {0, 0}, {1, 1}, 1, 0, {-128, 127}};
+    CHECK(ptec_nn_depthwise_conv_s4_buffer_size(&in1, &filter1) <= sizeof scratch_words);
+    CHECK(ptec_nn_depthwise_conv_s4(conv_scratch, &p1, 1, &q, &in1, x1, &filter1, w1, bias1, &out1, y) == PTEC_OK);
+    const int8_t expected1[3] = {6, -4, 20};
+    CHECK_BYTES(y, expected1, 3);
+
+    /* One input channel, multiplier 3, a 3x1 kernel with padding 1 over
+     * the column 1, 2, 3. Taps (1, -1, 2), (-8, 7, 0), (3, 1, -2): nine
+     * nibbles 1 F 2 8 7 0 3 1 E, bytes F1 82 07 13 0E (the last high
+     * nibble unused). Row 0: 1 * tap 1 + 2 * tap 2 = (-2, 9, -4); row 1:
+     * (1 - 16 + 9, -1 + 14 + 3, 2 + 0 - 6); row 2: 2 * tap 0 + 3 * tap 1. */
+    const int8_t x2[3] = {1, 2, 3};
+    const int8_t w2[5] = {(int8_t)0xF1, (int8_t)0x82, 0x07, 0x13, 0x0E};
+    const ptec_nn_dims in2 = {1, 3, 1, 1}, filter2 = {1, 3, 1, 3}, out2 = {1, 3, 1, 3};
+    const ptec_nn_conv_params p2 = {{1, 1}, {1, 0}, {1, 1}, 0, 0, {-128, 127}};
+    const uint32_t need = ptec_nn_depthwise_conv_s4_buffer_size(&in2, &filter2);
+    CHECK(need <= sizeof scratch_words);
+    CHECK(ptec_nn_depthwise_conv_s4(conv_scratch, &p2, 3, &q, &in2, x2, &filter2, w2, NULL, &out2, y) == PTEC_OK);
+    const int8_t expected2[9] = {-2, 9, -4, -6, 16, -4, -22, 19, 4};
+    CHECK_BYTES(y, expected2, 9);
+    if (need > 0) { /* the DSP and Helium builds unpack into the scratch */
+        const ptec_nn_buffer small = {scratch_words, need - 1};
+        CHECK(ptec_nn_depthwise_conv_s4(small, &p2, 3, &q, &in2, x2, &filter2, w2, NULL, &out2, y) ==
+              PTEC_INVALID_ARGUMENT);
+    }
+    CHECK(ptec_nn_depthwise_conv_s4(conv_scratch, &p2, 2, &q, &in2, x2, &filter2, w2, NULL, &out2, y) ==
+          PTEC_INVALID_ARGUMENT); /* Cout != Cin * multiplier */
+}
+
 static void test_depthwise(void)
 {
     /* 2x2 image, 2 channels; weights 1 for channel 0 and -1 for channel 1 */
@@ -1055,6 +1096,7 @@ int main(void)
     test_fully_connected();
     test_conv();
     test_packed_s4();
+    test_depthwise_s4();
     test_depthwise();
     test_layer_norm();
     test_svdf();

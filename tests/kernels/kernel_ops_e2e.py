@@ -317,6 +317,40 @@ def conv_w4_case(error=None):
     return finish(b, "conv_w4 groups batch", [xv], out, [as_input(x)], want)
 
 
+def depthwise_w4_case(cin=5, dm=3, error=None):
+    """Multiplier, stride, padding, dilation, batches; 3 * 3 * Cout weights,
+    odd for odd Cout: the last byte's high nibble unused."""
+    n, h, w, kh, kw = 2, 7, 6, 3, 3
+    stride, padding, dilation = (2, 1), (1, 2), (1, 2)
+    cout = cin * dm
+    x = i8((n, h, w, cin))
+    wt = i4((1, kh, kw, cout))
+    bias = rng.integers(-5000, 5000, size=cout).astype(np.int32)
+    mults, shifts = per_channel(cout, 0.05)
+    oh = ref.conv_output_size(h, kh, stride[0], padding[0], dilation[0])
+    ow = ref.conv_output_size(w, kw, stride[1], padding[1], dilation[1])
+    packed = pack_s4(wt)
+    sizes = list(wt.shape)
+    if error == "bytes":
+        packed = packed[:-1]
+    elif error == "shape":
+        sizes = [cout, kh, kw, 1]       # the OHWI sizes of a conv, not [1, KH, KW, Cout]
+    b = ProgramBuilder()
+    xv = act4(b, x.shape)
+    out = act4(b, (n, oh, ow, cout))
+    b.call("ptec::quantized_depthwise_conv2d_w4.out", input=xv, weight=b.constant(packed), weight_sizes=sizes,
+           bias=b.constant(bias), stride=list(stride), padding=list(padding), dilation=list(dilation),
+           depth_multiplier=dm, input_offset=9, output_offset=-6, requantize_multipliers=b.constant(mults),
+           requantize_shifts=b.constant(shifts), activation_min=-120, activation_max=125, scratch=b.scratch(0),
+           out=out)
+    if error:
+        messages = {"bytes": "ceil(prod(weight_sizes)/2) bytes", "shape": "[1, KH, KW, Cout]"}
+        return finish(b, "depthwise_w4 bad " + error, [xv], out, [as_input(x)], error=messages[error])
+    want = ref.quantized_depthwise_conv2d(x, wt, bias, stride, padding, dilation, dm, 9, -6, mults, shifts, -120,
+                                          125)
+    return finish(b, f"depthwise_w4 cin {cin} multiplier {dm}", [xv], out, [as_input(x)], want)
+
+
 def layer_norm_case(error=None):
     """ptec's int8 layer norm over rows of 24: random rows, a row of one
     repeated value with eps_term 0 (variance 0: the kernel divides by 1),
@@ -599,6 +633,7 @@ def error_cases():
     # packed 4-bit weights whose sizes do not add up
     cases += [linear_w4_case(e) for e in ("bytes", "rank", "zero")]
     cases += [conv_w4_case(e) for e in ("bytes", "rank", "negative", "overflow")]
+    cases += [depthwise_w4_case(error=e) for e in ("bytes", "shape")]
     cases += [layer_norm_case(e) for e in ("eps", "rows", "bias")]
     return cases
 
@@ -1103,6 +1138,7 @@ def all_cases():
     for op in ("minimum", "maximum"):
         cases += [min_max_case(op, "contiguous"), min_max_case(op, "channels_last")]
     cases += [linear_case("bias"), linear_case("kernel_sum"), linear_w4_case(), conv_w4_case(), layer_norm_case(),
+              depthwise_w4_case(), depthwise_w4_case(1, 8), depthwise_w4_case(7, 1),
               conv_case(), depthwise_case(7, 1),
               depthwise_case(1, 9), depthwise_case(3, 2), transpose_conv_case(), bmm_case(),
               pool_case("avg"), pool_case("avg", ceil_mode=True), pool_case("max"),

@@ -16,7 +16,7 @@ enum {
     OP_DEPTHWISE_CONV, OP_TRANSPOSE_CONV, OP_BATCH_MATMUL, OP_AVGPOOL, OP_MAXPOOL, OP_SOFTMAX,
     OP_TRANSPOSE, OP_PAD, OP_CONV_S4, OP_FULLY_CONNECTED_S4, OP_CONV_S16, OP_DEPTHWISE_CONV_S16,
     OP_FULLY_CONNECTED_S16, OP_ADD_S16, OP_MUL_S16, OP_AVGPOOL_S16, OP_MAXPOOL_S16, OP_SOFTMAX_S16,
-    OP_SOFTMAX_MASKED, OP_DEPTHWISE_IN_PLACE, OP_POINTWISE_IN_PLACE, OP_COUNT
+    OP_SOFTMAX_MASKED, OP_DEPTHWISE_IN_PLACE, OP_POINTWISE_IN_PLACE, OP_DEPTHWISE_CONV_S4, OP_COUNT
 };
 
 static const char *const op_names[OP_COUNT] = {
@@ -24,7 +24,8 @@ static const char *const op_names[OP_COUNT] = {
     "div_s16", "lut", "minimum", "maximum", "fully_connected", "conv", "depthwise_conv",
     "transpose_conv", "batch_matmul", "avgpool", "maxpool", "softmax", "transpose", "pad", "conv_s4",
     "fully_connected_s4", "conv_s16", "depthwise_conv_s16", "fully_connected_s16", "add_s16", "mul_s16",
-    "avgpool_s16", "maxpool_s16", "softmax_s16", "softmax_masked", "depthwise_in_place", "pointwise_in_place"};
+    "avgpool_s16", "maxpool_s16", "softmax_s16", "softmax_masked", "depthwise_in_place", "pointwise_in_place",
+    "depthwise_conv_s4"};
 
 #define MAX_INTS 64
 #define MAX_BLOBS 8
@@ -115,6 +116,8 @@ static ptec_status run_conv_family(const test_case *c, void *out, const kv_memor
         }
     } else if (c->op == OP_DEPTHWISE_CONV) {
         need = ptec_nn_depthwise_conv_s8_buffer_size(&in, &filter);
+    } else if (c->op == OP_DEPTHWISE_CONV_S4) {
+        need = ptec_nn_depthwise_conv_s4_buffer_size(&in, &filter);
     } else {
         need = ptec_nn_transpose_conv_s8_buffer_size(&in, &filter);
     }
@@ -135,6 +138,9 @@ static ptec_status run_conv_family(const test_case *c, void *out, const kv_memor
                                      &output, out);
     } else if (c->op == OP_DEPTHWISE_CONV) {
         status = ptec_nn_depthwise_conv_s8(scratch, &p, v[23], &quant, &in, c->blobs[0], &filter,
+                                           c->blobs[1], bias, &output, out);
+    } else if (c->op == OP_DEPTHWISE_CONV_S4) {
+        status = ptec_nn_depthwise_conv_s4(scratch, &p, v[23], &quant, &in, c->blobs[0], &filter,
                                            c->blobs[1], bias, &output, out);
     } else {
         status = ptec_nn_transpose_conv_s8(scratch, &p, &quant, &in, c->blobs[0], &filter, c->blobs[1],
@@ -289,6 +295,7 @@ static ptec_status run_case(const test_case *c, void *out, const kv_memory *memo
     case OP_CONV:
     case OP_CONV_S4:
     case OP_DEPTHWISE_CONV:
+    case OP_DEPTHWISE_CONV_S4:
     case OP_TRANSPOSE_CONV:
         return run_conv_family(c, out, memory);
     case OP_DEPTHWISE_IN_PLACE:

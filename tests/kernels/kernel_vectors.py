@@ -43,7 +43,9 @@ OPS = ["quantize_s8", "quantize_s16", "dequantize_s8", "dequantize_s16", "add", 
        # ptec's masked softmax (attention masks), appended likewise
        "softmax_masked",
        # in-place depthwise and pointwise convolutions (--ptec-runtime-only), appended likewise
-       "depthwise_in_place", "pointwise_in_place"]
+       "depthwise_in_place", "pointwise_in_place",
+       # packed 4-bit depthwise (ptec::quantized_depthwise_conv2d_w4), appended likewise
+       "depthwise_conv_s4"]
 OP_ID = {name: i for i, name in enumerate(OPS)}
 
 
@@ -601,6 +603,72 @@ def make_s4_edges(g, w):
         expected = ref.quantized_linear(xf, wf, None, None, ioff, 0, 0, [1 << 30], [-4], 127, -128)
         w.case("fully_connected_s4", [2, 9, 5, ioff, 0, 1 << 30, -4, -128, 127, False], [xf, pack_s4(wf), None],
                expected)
+
+
+def depthwise_s4_case(g, w, n, h, wd, cin, dm, kernel, stride, padding, dilation, edge=False):
+    """A packed 4-bit depthwise case (ptec_nn_depthwise_conv_s4): the IHWO
+    weights [1, KH, KW, Cout] flattened and packed as pack_s4 does
+    (CMSIS-NN's arm_depthwise_conv_s4 layout); the expected bytes are the
+    int8 depthwise reference's on the unpacked weights."""
+    kh, kw = kernel
+    if ref.conv_output_size(h, kh, stride[0], padding[0], dilation[0]) < 1 or \
+            ref.conv_output_size(wd, kw, stride[1], padding[1], dilation[1]) < 1:
+        return
+    cout = cin * dm
+    x = g.i8((n, h, wd, cin))
+    weight = i4(g, (1, kh, kw, cout))
+    bias = g.bias(cout, 30000) if g.chance(0.8) else None
+    scale = acc_scale(g, kh * kw) * S4_SCALE
+    if edge:
+        ioff, ooff = edge_offsets(g)
+        mults, shifts = edge_quant(g, cout, scale)
+    else:
+        ioff, ooff = g.offset(), g.zero_point()
+        mults, shifts = g.per_channel(cout, scale)
+    amin, amax = g.activation()
+    write_depthwise_s4(w, x, weight, bias, stride, padding, dilation, dm, ioff, ooff, mults, shifts, amin, amax)
+
+
+def write_depthwise_s4(w, x, weight, bias, stride, padding, dilation, dm, ioff, ooff, mults, shifts, amin, amax):
+    expected = ref.quantized_depthwise_conv2d(x, weight, bias, stride, padding, dilation, dm, ioff, ooff,
+                                              mults, shifts, amin, amax)
+    n, h, wd, cin = x.shape
+    _, kh, kw, cout = weight.shape
+    oh, ow = expected.shape[1:3]
+    ints = [n, h, wd, cin, 1, kh, kw, cout, n, oh, ow, cout, stride[0], stride[1], padding[0], padding[1],
+            dilation[0], dilation[1], ioff, ooff, amin, amax, bias is not None, dm]
+    w.case("depthwise_conv_s4", ints, [x, pack_s4(weight), bias, mults, shifts], expected)
+
+
+def make_depthwise_s4(g, w):
+    h, wd, kh, kw, stride, padding, dilation, oh, ow = conv_geometry(g)
+    cin = g.choice([g.int(1, 21), g.int(1, 21), g.int(22, 70)])
+    dm = g.choice([1, 1, 2, 3, g.int(1, 8)])
+    if g.chance(0.1):
+        cin, dm = 1, g.int(1, 40)  # one input channel: the DSP and Helium builds run it as a convolution
+    depthwise_s4_case(g, w, 1 if g.chance(0.8) else 2, h, wd, cin, dm, (kh, kw), stride, padding, dilation)
+
+
+def make_depthwise_s4_edges(g, w):
+    # Odd KH * KW * Cout (the last byte's high nibble unused), odd channel
+    # counts (every other tap row starts mid-byte), channels around the
+    # DSP (4) and Helium (16) blocks, multipliers > 1, one input channel.
+    for cin in (1, 2, 3, 4, 5, 7, 15, 16, 17, 31, 33):
+        for dm in (1, g.choice([2, 3, 5])):
+            kernel = g.choice([(3, 3), (1, 3), (3, 1), (5, 5), (2, 3), (1, 1)])
+            depthwise_s4_case(g, w, g.int(1, 2), g.int(1, 7), g.int(1, 7), cin, dm, kernel,
+                              (g.int(1, 2), g.int(1, 2)), (g.int(0, 2), g.int(0, 2)),
+                              (1, 1) if g.chance(0.7) else (2, 2), edge=True)
+    # DS-CNN's first layer shape (one channel, a 10x4 window, 64 outputs)
+    # and a 3x3 multiplier-1 layer on a wide image (the Helium row loops).
+    depthwise_s4_case(g, w, 1, 12, 6, 1, 64, (10, 4), (2, 2), (4, 1), (1, 1), edge=True)
+    depthwise_s4_case(g, w, 1, 5, 19, 23, 1, (3, 3), (1, 1), (1, 1), (1, 1), edge=True)
+    # All weights at the extremes, both input offset ends, identity requantization.
+    for ioff in (128, -127):
+        x = g.i8((1, 4, 5, 7))
+        weight = g.rng.choice(np.array([-8, 7], np.int8), size=(1, 3, 3, 7))
+        mults, shifts = np.full(7, 1 << 30, np.int32), np.full(7, -4, np.int32)
+        write_depthwise_s4(w, x, weight, None, (1, 1), (1, 1), (1, 1), 1, ioff, 0, mults, shifts, -128, 127)
 
 
 # ---------------------------------------------------------------------------
@@ -1347,7 +1415,11 @@ def generate(cases, seed):
     for _ in range(min(cases, 100)):
         make_in_place(gi, w)
     make_softmax_s16_edges(Gen(seed + 8), w)  # the int16 softmax's saturation: its own stream
-    make_fold_edges(Gen(seed + 9), w)  # the DSP gemm's folded requantization: its own stream, last
+    make_fold_edges(Gen(seed + 9), w)  # the DSP gemm's folded requantization: its own stream
+    gd = Gen(seed + 10)  # the packed 4-bit depthwise: its own stream, after every earlier case
+    for _ in range(min(cases, 100)):
+        make_depthwise_s4(gd, w)
+    make_depthwise_s4_edges(gd, w)
     return w
 
 

@@ -238,6 +238,8 @@ KERNEL_CASES = {
     "short_image": (_short_image, (1, 1, 3, 7), {"ptec_runtime_only": True}),
     "a16": (_cnn, (1, 3, 12, 12), {"a16": True}),
     "w4": (_cnn, (1, 3, 12, 12), {"w4": True}),
+    # the packed depthwise from one input channel (unpacked after the single-input scratch) and dilated
+    "w4_depthwise": (_short_image, (1, 1, 3, 7), {"w4": True}),
     "lstm": (Sequence, (1, 7, 6), {}),
     "lstm_a16": (Sequence, (1, 7, 6), {"a16": True}),
     "lstm_unrolled": (Sequence, (1, 7, 6), {"unrolled_lstm": True}),

@@ -389,6 +389,10 @@ RULES: Dict[str, Rule] = {
         "none: ptec only (src/kernels/cortex_m/op_quantized_conv2d_w4.c)",
         dtypes=(("input", I8), ("weight", I8), ("out", I8), ("bias", I32)),
         channels_last=("input", "out"), upstream_library="none (ptec only)"),
+    "ptec::quantized_depthwise_conv2d_w4.out": Rule(
+        "none: ptec only (src/kernels/cortex_m/op_quantized_depthwise_conv2d_w4.c)",
+        dtypes=(("input", I8), ("weight", I8), ("out", I8), ("bias", I32)),
+        channels_last=("input", "out"), upstream_library="none (ptec only)"),
     "ptec::quantized_expand_depthwise.out": Rule(
         "none: ptec only (src/kernels/cortex_m/op_quantized_expand_depthwise.c)",
         dtypes=(("input", I8), ("weight", I8), ("expand_weight", I8), ("out", I8), ("bias", I32),

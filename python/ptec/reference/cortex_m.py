@@ -244,6 +244,18 @@ def quantized_conv2d_w4(x, weight, weight_sizes, bias, stride, padding, dilation
                             requantize_multipliers, requantize_shifts, activation_min, activation_max)
 
 
+def quantized_depthwise_conv2d_w4(x, weight, weight_sizes, bias, stride, padding, dilation, depth_multiplier,
+                                  input_offset, output_offset, requantize_multipliers, requantize_shifts,
+                                  activation_min, activation_max):
+    """quantized_depthwise_conv2d with the IHWO weight [1, KH, KW, Cout]
+    flattened and packed two int4 values a byte (CMSIS-NN's
+    arm_depthwise_conv_s4 layout)."""
+    w = unpack_int4(weight, int(np.prod(weight_sizes))).reshape([int(v) for v in weight_sizes])
+    return quantized_depthwise_conv2d(x, w, bias, stride, padding, dilation, depth_multiplier, input_offset,
+                                      output_offset, requantize_multipliers, requantize_shifts, activation_min,
+                                      activation_max)
+
+
 def quantized_linear_w4(x, weights, weight_sizes, bias, input_offset, output_offset,
                         requantize_multipliers, requantize_shifts, activation_max, activation_min):
     """quantized_linear with the [out, in] weights packed two int4 values a

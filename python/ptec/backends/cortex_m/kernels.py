@@ -65,7 +65,8 @@ def conv2d(b, x: Act, weight_oihw: np.ndarray, bias_i32: Optional[np.ndarray],
            act_min: int = qm.QMIN, act_max: int = qm.QMAX,
            target: str = "cortex-m55", weight_bits: int = 8) -> Act:
     """quantized_conv2d or quantized_depthwise_conv2d (cortex-m-ops.md §3.9-3.10);
-    with 4-bit weights, ptec::quantized_conv2d_w4 (docs/kernels.md)."""
+    with 4-bit weights, ptec::quantized_conv2d_w4 or
+    ptec::quantized_depthwise_conv2d_w4 (docs/kernels.md)."""
     n, cin, h, w = x.sizes
     cout, cin_g, kh, kw = weight_oihw.shape
     if cin_g * groups != cin:
@@ -88,6 +89,12 @@ def conv2d(b, x: Act, weight_oihw: np.ndarray, bias_i32: Optional[np.ndarray],
     w8 = np.asarray(weight_oihw, np.int8)
     if is_depthwise(n, cin, cout, groups):
         wt = np.ascontiguousarray(w8.transpose(1, 2, 3, 0))          # [1,KH,KW,Cout]
+        if weight_bits == 4:
+            # ptec's kernel takes its scratch from the runtime's region
+            # (runtime_scratch.depthwise_conv2d_w4): the argument stays empty.
+            b.call("ptec::quantized_depthwise_conv2d_w4.out", weight=b.constant(pack_int4(wt)),
+                   weight_sizes=list(wt.shape), depth_multiplier=cout // cin, scratch=b.scratch(0), **common)
+            return out
         scr = sc.depthwise_scratch(target, n, cin, cout, kh, kw, padding, dilation)
         b.call("cortex_m::quantized_depthwise_conv2d.out", weight=b.constant(wt),
                depth_multiplier=cout // cin, scratch=b.scratch(scr), **common)

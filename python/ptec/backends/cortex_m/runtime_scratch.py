@@ -42,6 +42,16 @@ def depthwise_conv2d(isa: str, input_sizes: Sequence[int], weight_sizes: Sequenc
     return 0
 
 
+def depthwise_conv2d_w4(isa: str, input_sizes: Sequence[int], weight_sizes: Sequence[int]) -> int:
+    """ptec::quantized_depthwise_conv2d_w4: none for the reference; the
+    vector builds unpack the KH * KW * C weights after the s8 depthwise's
+    own scratch (4-byte aligned)."""
+    if isa not in ("MVE", "DSP"):
+        return 0
+    _, kh, kw, channels = weight_sizes
+    return _a4(depthwise_conv2d(isa, input_sizes, weight_sizes)) + kh * kw * channels
+
+
 def expand_depthwise(isa: str, input_sizes: Sequence[int], weight_sizes: Sequence[int],
                      expand_sizes: Sequence[int], stride_h: int, dilation_h: int) -> int:
     """ptec::quantized_expand_depthwise: the window of expanded rows (four
@@ -236,6 +246,7 @@ NO_SCRATCH = frozenset({
 # Every kernel kernel_scratch() has a rule for.
 RULED = frozenset(KERNEL_SCRATCH) | frozenset(PTEC_IN_PLACE_OUT) | frozenset({
     "ptec::quantized_expand_depthwise.out", "ptec::quantized_conv2d_w4.out", "ptec::quantized_lstm.out",
+    "ptec::quantized_depthwise_conv2d_w4.out",
     "ptec::quantized_lstm_a16.out", "ptec::random_fractional_pick.out", "ptec::linalg_svdvals.out",
     "ptec::linalg_eigvalsh.out", "ptec::linalg_det.out", "ptec::linalg_solve.out", "ptec::linalg_eigh_vectors.out",
     "ptec::linalg_svd.out", "ptec::linalg_qr.out", "ptec::linalg_lu.out",
@@ -258,6 +269,8 @@ def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence
         return _ptec_conv(isa, kernel, tensor_sizes, ints, planned)
     if kernel == "ptec::quantized_conv2d_w4.out":          # the OHWI sizes are the int list weight_sizes
         return conv2d(isa, tensor_sizes(0), ints(2))
+    if kernel == "ptec::quantized_depthwise_conv2d_w4.out":  # the IHWO sizes are the int list weight_sizes
+        return depthwise_conv2d_w4(isa, tensor_sizes(0), ints(2))
     if kernel == "ptec::quantized_lstm.out":               # input_weights [4H, I]
         return lstm_s8_buffer_size(tensor_sizes(1)[0] // 4)
     if kernel == "ptec::quantized_lstm_a16.out":

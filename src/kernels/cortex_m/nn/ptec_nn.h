@@ -195,6 +195,20 @@ ptec_status ptec_nn_depthwise_conv_s8(ptec_nn_buffer scratch, const ptec_nn_conv
                                       const int32_t *bias, const ptec_nn_dims *output_dims,
                                       int8_t *output);
 
+/* The same with packed 4-bit weights (ptec_nn_depthwise_conv_s4.c): the
+ * IHWO filter flattened and packed two per byte, ceil(KH * KW * Cout / 2)
+ * bytes. Scratch: none for the reference; the DSP and Helium builds
+ * unpack the filter into it, after the s8 depthwise's own scratch. */
+uint32_t ptec_nn_depthwise_conv_s4_buffer_size(const ptec_nn_dims *input_dims,
+                                               const ptec_nn_dims *filter_dims);
+ptec_status ptec_nn_depthwise_conv_s4(ptec_nn_buffer scratch, const ptec_nn_conv_params *params,
+                                      int32_t depth_multiplier,
+                                      const ptec_nn_per_channel_quant *quant,
+                                      const ptec_nn_dims *input_dims, const int8_t *input,
+                                      const ptec_nn_dims *filter_dims, const int8_t *filter,
+                                      const int32_t *bias, const ptec_nn_dims *output_dims,
+                                      int8_t *output);
+
 /* In place: input and output are the same `data` of `dims`
  * (ptec_nn_in_place_s8.c), bit-exact with the out-of-place calls.
  * Depthwise: filter (1, KH, KW, C), stride 1 along H, out dims == dims.

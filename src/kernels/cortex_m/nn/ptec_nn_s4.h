@@ -44,6 +44,10 @@ static inline uint32_t ptec_nn_dot_s4(const int8_t *x, int32_t offset, const int
     return sum;
 }
 
+/* Elements 0 .. n - 1 of a packed array as int8 bytes
+ * (ptec_nn_unpack_s4.c). */
+void ptec_nn_unpack_s4(const int8_t *packed, size_t n, int8_t *out);
+
 /* The byte count of n packed elements. */
 static inline size_t ptec_nn_s4_bytes(size_t n)
 {
