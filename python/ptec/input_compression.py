@@ -25,11 +25,18 @@ The chain may also pass through an STFT computed in the model from the
 float input and its power spectrum (_spectral: the reflect pad, the DFT's
 conv2d by a constant weight, the real and imaginary halves' slices, squares
 and sum, view_as_real's cat and mean): a log spectrogram in the model, whose
-int8 power spectrum read small bins as 0 (176 output steps, issue repro4).
+int8 power spectrum read small bins as 0 (176 output steps, issue repro4). The same
+holds for a learnable filterbank's output y (a conv, nn.Linear or a matmul
+by constant weights, after Tensor.unfold's frames or not) compressed as
+log(y ** 2 + eps), log(|y| + eps), log(relu(y) + eps) (the relu fused into
+the conv), sqrt(|y|), |y| ** 0.3: on the int8 grid of y ** 2 or |y| every
+magnitude below half a step read as 0 (24-155 output steps, issue 15);
+at least one such layer must be among the steps (a power of the input's own
+re / im planes is magnitude_logs').
 
-The chain: from a program input, through clamp, add / sub / mul / div by a
-constant, reshape, linear (constant weight) and a matmul by a constant
-(each reading one computed value), to the compression (the element-wise
+The chain: from a program input, through clamp (a relu), abs, add / sub /
+mul / div by a constant, reshape, linear (constant weight) and a matmul by
+a constant (each reading one computed value), to the compression (the element-wise
 log, log2, log10, log1p, sqrt, rsqrt, reciprocal, or pow with an exponent
 below 1), then on through its single readers among clamp and add / sub /
 mul / div by a constant (the `10 *` of dB).
@@ -72,8 +79,21 @@ REASON = ("this {fn} of a float program input spanning {decades:.1f} decades (ca
 
 
 def _lead(g: Graph, n: Node) -> bool:
-    """A step the chain may pass through before the compression."""
-    return constant_step(g, n, also=("clamp",))
+    """A step the chain may pass through before the compression: a constant
+    one, a clamp (a relu, clamp(min=eps)) or an abs (a magnitude |y|)."""
+    return constant_step(g, n, also=("clamp",)) or _abs(g, n)
+
+
+def _abs(g: Graph, n: Node) -> bool:
+    """y.abs() of one computed value (aten::abs.out in fp32)."""
+    return n.op == "elementwise" and n.attrs.get("fn") == "abs" and len(computed(g, n)) == 1
+
+
+def _layer(g: Graph, n: Node) -> bool:
+    """A layer by a constant weight (an STFT's DFT or a filterbank: a conv,
+    nn.Linear, a matmul by a constant), its fused relu / clamp or not."""
+    return n.op == "conv2d" and n.attrs.get("weight") is not None \
+        or (n.op in ("linear", "matmul") and constant_step(g, n))
 
 
 def _tail(g: Graph, n: Node) -> bool:
@@ -122,8 +142,8 @@ def _spectral(g: Graph, n: Node) -> bool:
     one = len(computed(g, n)) == 1
     if n.op == "pad":
         return one and n.attrs.get("mode") in ("reflect", "replicate") and len(n.shape) == 3
-    if n.op == "conv2d":
-        return one and n.attrs.get("weight") is not None and not n.attrs.get("act")
+    if n.op == "conv2d":                    # (a fused relu: a filterbank's log(relu(y) + eps))
+        return one and n.attrs.get("weight") is not None
     if n.op in ("slice", "identity"):
         return one
     if n.op == "elementwise":
@@ -156,7 +176,7 @@ def _dag(g: Graph, c: Node):
         seen.add(name)
         stack.extend(computed(g, n))
     steps = [n for n in g.nodes if n.name in seen]
-    if src is None or not any(n.op == "conv2d" for n in steps):           # an STFT's DFT among them
+    if src is None or not any(_layer(g, n) for n in steps):     # an STFT's DFT or a filterbank among them
         return None
     for n in steps:
         if n.name in g.outputs or any(u.name not in seen and u is not c for u in g.users(n.name)):
