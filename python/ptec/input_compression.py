@@ -65,6 +65,7 @@ import torch
 from .fp32_input_chains import CONST_BINARY, LIMIT, computed, constant_step, lacking, on_int8_grid, run_in_fp32, \
     steps_lost
 from .ir import Graph, Node, eval_node, origin
+from .log_spectrum_readers import split_shared
 
 # and the input's largest magnitude over its smallest nonzero one at least
 # 10**DECADES (besides more than LIMIT steps lost): below that every nonzero
@@ -159,7 +160,9 @@ def _spectral(g: Graph, n: Node) -> bool:
 def _dag(g: Graph, c: Node):
     """(input node, the steps before c in graph order) when every value c
     reads comes from one program input through chain steps or spectral
-    ones (_spectral), each read only by those steps or c; else None."""
+    ones (_spectral); else None. Steps that other steps read too (or that
+    the program returns: `y = fb(x); log(y.abs() + eps) + y`) get an fp32
+    copy when the chain switches (log_spectrum_readers.split_shared)."""
     seen, stack, src = set(), [c.inputs[0]], None
     while stack:
         name = stack.pop()
@@ -178,9 +181,6 @@ def _dag(g: Graph, c: Node):
     steps = [n for n in g.nodes if n.name in seen]
     if src is None or not any(_layer(g, n) for n in steps):     # an STFT's DFT or a filterbank among them
         return None
-    for n in steps:
-        if n.name in g.outputs or any(u.name not in seen and u is not c for u in g.users(n.name)):
-            return None
     return src, steps
 
 
@@ -248,13 +248,14 @@ def compress_inputs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = 
     observed like the rest. missing: the given kernels the runtime lacks
     (a runtime built with fewer kernels keeps the int8 table, with a warning)."""
     inputs = [n.name for n in g.nodes if n.op == "input"]
+    copies: Dict[str, str] = {}          # a step other steps read -> its fp32 copy (log_spectrum_readers)
     for c in list(g.nodes):
         fn = _compression(c)
         if fn is None or c.attrs.get("fp32") or not c.inputs:
             continue
-        chain = _chain(g, c)
+        chain, dag = _chain(g, c), None
         if chain is None:
-            # through an STFT's power spectrum (a log spectrogram computed in the model)
+            # through an STFT's power spectrum or a filterbank (a log spectrogram computed in the model)
             dag = _dag(g, c)
             chain = None if dag is None else (dag[0], dag[1], _chain_tail(g, c))
         if chain is None or chain[0].name not in inputs:
@@ -274,4 +275,6 @@ def compress_inputs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = 
             log(f"warning: {origin(c)}: this {fn} of a float program input spanning {decades:.1f} decades "
                 f"(calibration) is {steps:.0f} output steps off on the input's int8 grid{lacks}")
             continue
+        if dag is not None:
+            lead = split_shared(g, lead, {c.name}, copies)      # steps other steps read: an fp32 copy
         run_in_fp32(g, c, lead + tail, REASON.format(fn=fn, decades=decades, steps=steps), log, _fp32_form)

@@ -59,6 +59,17 @@ def cmvn(m, x):
     return (e - e.mean(-1, keepdim=True)) / (e.std(-1, keepdim=True) + 1e-5)
 
 
+def abs_shared(m, x):
+    """y read by the log's chain and by the output too: the chain reads an fp32 copy of the filterbank."""
+    y = m.fb(x)
+    return torch.cat([torch.log(y.abs() + 1e-4), y], 1)
+
+
+def power_shared(m, x):
+    y = m.lin(x)
+    return torch.log(y ** 2 + 1e-6) + y
+
+
 FRAMES = (1, 16, 64)         # x.reshape: 16 frames of 64 samples for the Linear / matmul filterbanks
 ROW = (1, 1024)
 
@@ -67,7 +78,7 @@ ROW = (1, 1024)
 # log_abs 117 -> 0.00, log_relu 117 -> 0.00, log_abs_clamp 138 -> 0.00, db_abs 140 -> 0.00, log1p_abs 36 -> 0.00,
 # sqrt_abs 18 -> 0.00, pow_abs 53 -> 0.00, log_abs_input 105 -> 0.00, log_linear_power 149 -> 0.00,
 # log_unfold_linear_power 136 -> 0.00, log_matmul_power 160 -> 0.00, log_matmul_abs 136 -> 0.00,
-# log_abs_conv 89 -> 1.66, cmvn_conv 68 -> 1.61
+# log_abs_conv 89 -> 1.66, cmvn_conv 68 -> 1.61, log_abs_shared 126 -> 0.64, log_linear_power_shared 140 -> 1.00
 MODELS = {
     "log_abs": (lambda m, x: torch.log(m.fb(x).abs() + 1e-4), None, False, 1.0),
     "log_relu": (lambda m, x: torch.log(F.relu(m.fb(x)) + 1e-4), None, False, 1.0),
@@ -84,6 +95,8 @@ MODELS = {
     "log_matmul_abs": (lambda m, x: torch.log((x @ m.w).abs() + 1e-4), FRAMES, False, 1.0),
     "log_abs_conv": (lambda m, x: torch.log(m.fb(x).abs() + 1e-4), None, True, 2.0),
     "cmvn_conv": (cmvn, None, True, 2.0),
+    "log_abs_shared": (abs_shared, None, False, 1.5),
+    "log_linear_power_shared": (power_shared, FRAMES, False, 1.5),
 }
 
 
