@@ -25,19 +25,20 @@ The chain may also pass through an STFT computed in the model from the
 float input and its power spectrum (_spectral: the reflect pad, the DFT's
 conv2d by a constant weight, the real and imaginary halves' slices, squares
 and sum, view_as_real's cat and mean): a log spectrogram in the model, whose
-int8 power spectrum read small bins as 0 (176 output steps, issue repro4). The same
-holds for a learnable filterbank's output y (a conv, nn.Linear or a matmul
-by constant weights, after Tensor.unfold's frames or not) compressed as
-log(y ** 2 + eps), log(|y| + eps), log(relu(y) + eps) (the relu fused into
-the conv), sqrt(|y|), |y| ** 0.3: on the int8 grid of y ** 2 or |y| every
-magnitude below half a step read as 0 (24-155 output steps, issue 15);
-at least one such layer must be among the steps (a power of the input's own
-re / im planes is magnitude_logs').
+int8 power spectrum read small bins as 0 (176 output steps, issue repro4).
+The same holds for a learnable filterbank's output y (a conv, nn.Linear or
+a matmul by constant weights, after Tensor.unfold's frames or not)
+compressed as log(y ** 2 + eps), log(|y| + eps), log(relu(y) + eps) (the
+relu fused into the conv), sqrt(|y|), |y| ** 0.3: on the int8 grid of
+y ** 2 or |y| every magnitude below half a step read as 0 (18-160 output
+steps, issue 15). At least one such layer must be among the steps (a power
+of the input's own re / im planes is magnitude_logs'); steps that other
+steps read too get an fp32 copy for the chain (log_spectrum_readers).
 
 The chain: from a program input, through clamp (a relu), abs, add / sub /
 mul / div by a constant, reshape, linear (constant weight) and a matmul by
-a constant (each reading one computed value), to the compression (the element-wise
-log, log2, log10, log1p, sqrt, rsqrt, reciprocal, or pow with an exponent
+a constant (each reading one computed value), to the compression (the
+element-wise log, log2, log10, log1p, sqrt, rsqrt, reciprocal, or pow with an exponent
 below 1), then on through its single readers among clamp and add / sub /
 mul / div by a constant (the `10 *` of dB).
 
