@@ -2587,7 +2587,10 @@ def test_decompositions_together(target, tmp_path):
     res = compile_model(model, [calibration[0][0]], calibration,
                         target="cortex-m55" if target == "host" else target)
     # every decomposition int8 but F.normalize of a computed value (a unit vector in fp32, ptec.fp32_residuals)
-    assert not [f for f in res.lowered.fallbacks if not f.startswith("normalize (")], res.lowered.fallbacks
+    # and x.abs().sqrt() of the float input (a root of |x| near 0, whose int8 grid reads as 0: input_compression)
+    assert not [f for f in res.lowered.fallbacks if not f.startswith(("normalize (", "abs_1 (", "sqrt ("))], \
+        res.lowered.fallbacks
+    assert [f for f in res.lowered.fallbacks if f.startswith("sqrt (")] == ["sqrt (Tensor.sqrt): aten::sqrt.out"]
     if target == "host":
         assert worst_steps(model, res, calibration[:4], tmp_path) <= 2.5     # measured 1.9
     else:
