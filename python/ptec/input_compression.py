@@ -221,8 +221,19 @@ def _run(g: Graph, steps: List[Node], src: str, x: torch.Tensor) -> torch.Tensor
     return env[steps[-1].name]
 
 
-def _measure(g: Graph, steps: List[Node], src: Node, samples, position: int):
-    """(steps the input's int8 grid costs, decades the input spans) on the samples, or None."""
+def _decades(values) -> float:
+    """Decades from the smallest nonzero magnitude among values to the largest."""
+    mags = np.concatenate([np.abs(np.asarray(v, np.float64).ravel()) for v in values])
+    live = mags[mags > 0]
+    return float(np.log10(live.max() / live.min())) if live.size else 0.0
+
+
+def _measure(g: Graph, steps: List[Node], src: Node, samples, position: int, lead: int = 0):
+    """(steps the input's int8 grid costs, decades the input spans) on the
+    samples, or None. The decades are also those of the compression's
+    argument (after the `lead` first steps), when fewer: log(|x| + 0.5)
+    of a signed x reads values from 0.5 up, which a linear grid holds (the
+    ordinary rounding of a steep function), however near 0 x comes."""
     if not samples or any(not torch.as_tensor(s[position]).is_floating_point() for s in samples):
         return None
     xs = [torch.as_tensor(_as_numpy(s[position]), dtype=torch.float32) for s in samples]
@@ -232,12 +243,11 @@ def _measure(g: Graph, steps: List[Node], src: Node, samples, position: int):
     with torch.no_grad():
         exact = [_as_numpy(_run(g, steps, src.name, x)) for x in xs]
         rounded = [_as_numpy(_run(g, steps, src.name, on_int8_grid(x, lo, hi))) for x in xs]
+        argument = [_as_numpy(_run(g, steps[:lead], src.name, x)) for x in xs] if lead else []
     if not all(np.isfinite(e).all() for e in exact):
         return None         # a log of 0 or of a negative: NaN / inf, which calibration refuses or a where drops
-    mags = np.concatenate([np.abs(x.numpy().ravel()) for x in xs])
-    live = mags[mags > 0]
-    decades = float(np.log10(live.max() / live.min())) if live.size else 0.0
-    return steps_lost(exact, rounded), decades
+    decades = _decades([x.numpy() for x in xs])
+    return steps_lost(exact, rounded), min(decades, _decades(argument)) if argument else decades
 
 
 def compress_inputs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = lambda s: None,
@@ -262,7 +272,7 @@ def compress_inputs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = 
         if chain is None or chain[0].name not in inputs:
             continue
         src, lead, tail = chain
-        measured = _measure(g, lead + [c] + tail, src, calibration, inputs.index(src.name))
+        measured = _measure(g, lead + [c] + tail, src, calibration, inputs.index(src.name), len(lead))
         if measured is None or measured[0] <= LIMIT or measured[1] < DECADES:
             continue
         steps, decades = measured
