@@ -26,11 +26,19 @@ float input and its power spectrum (_spectral: the reflect pad, the DFT's
 conv2d by a constant weight, the real and imaginary halves' slices, squares
 and sum, view_as_real's cat and mean): a log spectrogram in the model, whose
 int8 power spectrum read small bins as 0 (176 output steps, issue repro4).
+The same holds for a learnable filterbank's output y (a conv, nn.Linear or
+a matmul by constant weights, after Tensor.unfold's frames or not)
+compressed as log(y ** 2 + eps), log(|y| + eps), log(relu(y) + eps) (the
+relu fused into the conv), sqrt(|y|), |y| ** 0.3: on the int8 grid of
+y ** 2 or |y| every magnitude below half a step read as 0 (18-160 output
+steps, issue 15). At least one such layer must be among the steps (a power
+of the input's own re / im planes is magnitude_logs'); steps that other
+steps read too get an fp32 copy for the chain (log_spectrum_readers).
 
-The chain: from a program input, through clamp, add / sub / mul / div by a
-constant, reshape, linear (constant weight) and a matmul by a constant
-(each reading one computed value), to the compression (the element-wise
-log, log2, log10, log1p, sqrt, rsqrt, reciprocal, or pow with an exponent
+The chain: from a program input, through clamp (a relu), abs, add / sub /
+mul / div by a constant, reshape, linear (constant weight) and a matmul by
+a constant (each reading one computed value), to the compression (the
+element-wise log, log2, log10, log1p, sqrt, rsqrt, reciprocal, or pow with an exponent
 below 1), then on through its single readers among clamp and add / sub /
 mul / div by a constant (the `10 *` of dB).
 
@@ -58,6 +66,7 @@ import torch
 from .fp32_input_chains import CONST_BINARY, LIMIT, computed, constant_step, lacking, on_int8_grid, run_in_fp32, \
     steps_lost
 from .ir import Graph, Node, eval_node, origin
+from .log_spectrum_readers import split_shared
 
 # and the input's largest magnitude over its smallest nonzero one at least
 # 10**DECADES (besides more than LIMIT steps lost): below that every nonzero
@@ -72,8 +81,21 @@ REASON = ("this {fn} of a float program input spanning {decades:.1f} decades (ca
 
 
 def _lead(g: Graph, n: Node) -> bool:
-    """A step the chain may pass through before the compression."""
-    return constant_step(g, n, also=("clamp",))
+    """A step the chain may pass through before the compression: a constant
+    one, a clamp (a relu, clamp(min=eps)) or an abs (a magnitude |y|)."""
+    return constant_step(g, n, also=("clamp",)) or _abs(g, n)
+
+
+def _abs(g: Graph, n: Node) -> bool:
+    """y.abs() of one computed value (aten::abs.out in fp32)."""
+    return n.op == "elementwise" and n.attrs.get("fn") == "abs" and len(computed(g, n)) == 1
+
+
+def _layer(g: Graph, n: Node) -> bool:
+    """A layer by a constant weight (an STFT's DFT or a filterbank: a conv,
+    nn.Linear, a matmul by a constant), its fused relu / clamp or not."""
+    return n.op == "conv2d" and n.attrs.get("weight") is not None \
+        or (n.op in ("linear", "matmul") and constant_step(g, n))
 
 
 def _tail(g: Graph, n: Node) -> bool:
@@ -122,8 +144,8 @@ def _spectral(g: Graph, n: Node) -> bool:
     one = len(computed(g, n)) == 1
     if n.op == "pad":
         return one and n.attrs.get("mode") in ("reflect", "replicate") and len(n.shape) == 3
-    if n.op == "conv2d":
-        return one and n.attrs.get("weight") is not None and not n.attrs.get("act")
+    if n.op == "conv2d":                    # (a fused relu: a filterbank's log(relu(y) + eps))
+        return one and n.attrs.get("weight") is not None
     if n.op in ("slice", "identity"):
         return one
     if n.op == "elementwise":
@@ -139,7 +161,9 @@ def _spectral(g: Graph, n: Node) -> bool:
 def _dag(g: Graph, c: Node):
     """(input node, the steps before c in graph order) when every value c
     reads comes from one program input through chain steps or spectral
-    ones (_spectral), each read only by those steps or c; else None."""
+    ones (_spectral); else None. Steps that other steps read too (or that
+    the program returns: `y = fb(x); log(y.abs() + eps) + y`) get an fp32
+    copy when the chain switches (log_spectrum_readers.split_shared)."""
     seen, stack, src = set(), [c.inputs[0]], None
     while stack:
         name = stack.pop()
@@ -156,11 +180,8 @@ def _dag(g: Graph, c: Node):
         seen.add(name)
         stack.extend(computed(g, n))
     steps = [n for n in g.nodes if n.name in seen]
-    if src is None or not any(n.op == "conv2d" for n in steps):           # an STFT's DFT among them
+    if src is None or not any(_layer(g, n) for n in steps):     # an STFT's DFT or a filterbank among them
         return None
-    for n in steps:
-        if n.name in g.outputs or any(u.name not in seen and u is not c for u in g.users(n.name)):
-            return None
     return src, steps
 
 
@@ -200,8 +221,19 @@ def _run(g: Graph, steps: List[Node], src: str, x: torch.Tensor) -> torch.Tensor
     return env[steps[-1].name]
 
 
-def _measure(g: Graph, steps: List[Node], src: Node, samples, position: int):
-    """(steps the input's int8 grid costs, decades the input spans) on the samples, or None."""
+def _decades(values) -> float:
+    """Decades from the smallest nonzero magnitude among values to the largest."""
+    mags = np.concatenate([np.abs(np.asarray(v, np.float64).ravel()) for v in values])
+    live = mags[mags > 0]
+    return float(np.log10(live.max() / live.min())) if live.size else 0.0
+
+
+def _measure(g: Graph, steps: List[Node], src: Node, samples, position: int, lead: int = 0):
+    """(steps the input's int8 grid costs, decades the input spans) on the
+    samples, or None. The decades are also those of the compression's
+    argument (after the `lead` first steps), when fewer: log(|x| + 0.5)
+    of a signed x reads values from 0.5 up, which a linear grid holds (the
+    ordinary rounding of a steep function), however near 0 x comes."""
     if not samples or any(not torch.as_tensor(s[position]).is_floating_point() for s in samples):
         return None
     xs = [torch.as_tensor(_as_numpy(s[position]), dtype=torch.float32) for s in samples]
@@ -211,12 +243,11 @@ def _measure(g: Graph, steps: List[Node], src: Node, samples, position: int):
     with torch.no_grad():
         exact = [_as_numpy(_run(g, steps, src.name, x)) for x in xs]
         rounded = [_as_numpy(_run(g, steps, src.name, on_int8_grid(x, lo, hi))) for x in xs]
+        argument = [_as_numpy(_run(g, steps[:lead], src.name, x)) for x in xs] if lead else []
     if not all(np.isfinite(e).all() for e in exact):
         return None         # a log of 0 or of a negative: NaN / inf, which calibration refuses or a where drops
-    mags = np.concatenate([np.abs(x.numpy().ravel()) for x in xs])
-    live = mags[mags > 0]
-    decades = float(np.log10(live.max() / live.min())) if live.size else 0.0
-    return steps_lost(exact, rounded), decades
+    decades = _decades([x.numpy() for x in xs])
+    return steps_lost(exact, rounded), min(decades, _decades(argument)) if argument else decades
 
 
 def compress_inputs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = lambda s: None,
@@ -228,19 +259,20 @@ def compress_inputs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = 
     observed like the rest. missing: the given kernels the runtime lacks
     (a runtime built with fewer kernels keeps the int8 table, with a warning)."""
     inputs = [n.name for n in g.nodes if n.op == "input"]
+    copies: Dict[str, str] = {}          # a step other steps read -> its fp32 copy (log_spectrum_readers)
     for c in list(g.nodes):
         fn = _compression(c)
         if fn is None or c.attrs.get("fp32") or not c.inputs:
             continue
-        chain = _chain(g, c)
+        chain, dag = _chain(g, c), None
         if chain is None:
-            # through an STFT's power spectrum (a log spectrogram computed in the model)
+            # through an STFT's power spectrum or a filterbank (a log spectrogram computed in the model)
             dag = _dag(g, c)
             chain = None if dag is None else (dag[0], dag[1], _chain_tail(g, c))
         if chain is None or chain[0].name not in inputs:
             continue
         src, lead, tail = chain
-        measured = _measure(g, lead + [c] + tail, src, calibration, inputs.index(src.name))
+        measured = _measure(g, lead + [c] + tail, src, calibration, inputs.index(src.name), len(lead))
         if measured is None or measured[0] <= LIMIT or measured[1] < DECADES:
             continue
         steps, decades = measured
@@ -254,4 +286,6 @@ def compress_inputs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = 
             log(f"warning: {origin(c)}: this {fn} of a float program input spanning {decades:.1f} decades "
                 f"(calibration) is {steps:.0f} output steps off on the input's int8 grid{lacks}")
             continue
+        if dag is not None:
+            lead = split_shared(g, lead, {c.name}, copies)      # steps other steps read: an fp32 copy
         run_in_fp32(g, c, lead + tail, REASON.format(fn=fn, decades=decades, steps=steps), log, _fp32_form)

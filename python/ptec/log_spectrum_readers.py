@@ -13,7 +13,8 @@ readers, which get what they had before (as capture_sign.exact_operands
 keeps an fp32 copy of a compared operand beside its int8 steps). The other
 steps of the chain, read by it alone, are switched to fp32 in place. A
 slice or view that nothing reads (`S.imag` computed and dropped) does not
-count as a reader: it is removed."""
+count as a reader: it is removed. input_compression does the same for the
+steps of a filterbank's log chain (`y = fb(x); cat([log(|y| + eps), y])`)."""
 from __future__ import annotations
 
 import copy
