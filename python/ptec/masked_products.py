@@ -1,4 +1,4 @@
-"""A value multiplied by a constant 0/1 mask (issue 15): the naive
+"""A value multiplied by a constant mask (issue 15): the naive
 selective scan `(exp(cs[:, :, None] - cs[:, None]) * tril(ones(T, T))).sum(2)`.
 
 The positions the mask zeroes (there s > t, exp of a large positive
@@ -21,8 +21,9 @@ such a value (the exp's argument, the difference): their masked positions
 only reach the mask's zeros too, so they take the kept range as well.
 
 A value counts as masked when every reader multiplies it by a constant
-holding only 0 and 1 (at least one 0) broadcast to the value's shape; its
-kept positions are those any reader's mask keeps."""
+holding a 0 (a 0/1 mask, or a mask times a number) broadcast to the
+value's shape (not a smaller value the product broadcasts); its kept
+positions are those where any reader's constant is not 0."""
 from __future__ import annotations
 
 from typing import Callable, Dict, Optional
@@ -36,28 +37,26 @@ _POSITIONWISE_UNARY = tuple(UNARY) + ("clamp",)
 _POSITIONWISE_BINARY = ("add", "sub", "mul", "div")
 
 
-def _zero_one_mask(g: Graph, name: str) -> Optional[np.ndarray]:
-    """A constant's value when it holds only 0 and 1, at least one 0."""
+def _zeroing_constant(g: Graph, name: str) -> Optional[np.ndarray]:
+    """Where a constant is not 0, when it holds a 0 (a 0/1 mask, or one
+    scaled: the product's other positions are the value's times it)."""
     c = g.node(name)
     if c.op != "constant" or "value" not in c.attrs:
         return None
     v = np.asarray(c.attrs["value"])
-    if v.dtype.kind not in "fiub" or v.size == 0:
-        return None
-    v = v.astype(np.float64)
-    if not np.isin(v, (0.0, 1.0)).all() or v.all():
+    if v.dtype.kind not in "fiub" or v.size == 0 or v.all():
         return None
     return v != 0
 
 
 def _kept_by_reader(g: Graph, name: str, u: Node) -> Optional[np.ndarray]:
-    """Where reader u keeps value `name`: u = name * mask (either order),
-    the mask a 0/1 constant broadcast to the value's shape."""
+    """Where reader u keeps value `name`: u = name * k (either order), k a
+    constant holding a 0, broadcast to the value's shape."""
     if u.op != "mul" or len(u.inputs) != 2 or name not in u.inputs or u.inputs[0] == u.inputs[1] \
             or u.attrs.get("act"):
         return None
     other = u.inputs[1] if u.inputs[0] == name else u.inputs[0]
-    mask = _zero_one_mask(g, other)
+    mask = _zeroing_constant(g, other)
     shape = g.node(name).shape
     if mask is None or shape is None or list(u.shape or []) != list(shape):
         return None
@@ -69,7 +68,7 @@ def _kept_by_reader(g: Graph, name: str, u: Node) -> Optional[np.ndarray]:
 
 def masked_values(g: Graph) -> Dict[str, np.ndarray]:
     """{value name: where it is kept (bool, the value's shape)} for every
-    value only ever read through a constant 0/1 mask, and the position-wise
+    value only ever read through a constant mask (a constant holding a 0), and the position-wise
     steps before one whose one reader it is (the module doc)."""
     kept: Dict[str, np.ndarray] = {}
     for n in g.nodes:
@@ -122,6 +121,6 @@ def kept_ranges(g: Graph, observer, log: Callable[[str], None] = lambda s: None)
             done += 1
             n = g.node(name)
             if any(_kept_by_reader(g, name, u) is not None for u in readers):    # (once, not per step before it)
-                log(f"{origin(n)}: multiplied by a constant 0/1 mask, its grid spans the kept positions' "
+                log(f"{origin(n)}: multiplied by a constant mask, its grid spans the kept positions' "
                     f"range [{klo:.4g}, {khi:.4g}], not [{lo:.4g}, {hi:.4g}]")
     return done

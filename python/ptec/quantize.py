@@ -237,7 +237,7 @@ class RangeObserver:
         self.infinite: set = set()     # values with an inf in some sample
         self.reaches: set = set()      # values whose NaN / inf change the outputs (calibrate)
         self.dtypes: Dict[str, torch.dtype] = {}   # each value's torch dtype (exact_sums.narrow_sums_as_linear)
-        # values read only through a constant 0/1 mask: {name: kept positions, flat} and the kept
+        # values read only through a constant mask (one holding a 0): {name: kept positions, flat} and the kept
         # elements' range beside the whole one (ptec.masked_products)
         self.kept: Dict[str, np.ndarray] = {}
         self.kept_lo: Dict[str, float] = {}
