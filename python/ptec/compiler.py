@@ -27,6 +27,7 @@ from .periodic_inputs import periodic_in_fp32
 from .nonfinite_in_fp32 import nonfinite_in_fp32
 from .guarded_denominators import guarded_denominators
 from .fp32_residuals import residuals_in_fp32
+from .masked_products import kept_ranges, watch_masked_values
 from .class_token_rows import class_token_rows_in_fp32
 from .capture_buffer_state import STATE
 from .ops import runtime_kernels
@@ -146,7 +147,8 @@ def _compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor
         # random nodes calibrate on torch's draws: seeded, so a compile repeats (the caller's generator untouched)
         torch.manual_seed(random_seed)
         shadow_cat_linears(prepared)      # fc(cat([x, x**3])): per-part layers calibrated too (ptec.cat_linear_split)
-        observer = qz.calibrate(prepared, calibration, config, progress)
+        observer = qz.calibrate(prepared, calibration, config, progress, watch=watch_masked_values)
+    kept_ranges(prepared, observer, log)   # exp(d) * tril(ones): exp's grid over the kept positions (ptec.masked_products)
     split_wide_cat_linears(prepared, observer, log)   # ... kept where the parts' spans differ 4x, else removed
     refuse_nonfinite_inputs(prepared.inputs, calibration, observer)
     nonfinite_in_fp32(prepared, observer, log, int8_io)           # nan_to_num(a / b), b 0 in a sample

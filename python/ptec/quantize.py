@@ -35,6 +35,7 @@ from .capture_grid import theta_in_fp32
 from .capture_masking_readers import own_grid
 from .capture_steep_gates import GATE_FP32
 from .exact_sums import sums_as_linear
+from .constant_scales import fold_constant_scales
 
 FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d", "svdf")
 PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "identity", "channel_shuffle", "upsample_nearest", "slice",
@@ -203,6 +204,7 @@ def prepare(graph: Graph) -> Graph:
             g.remove(n.name)
         elif n.shape is not None and len(n.shape) in (2, 3, 4, 5):
             _lone_batch_norm(g, n)
+    fold_constant_scales(g)       # fc(x) / T: 1 / T in the layer's weights (ptec.constant_scales)
     # activation fusion
     for n in list(g.nodes):
         if n.op != "clamp":
@@ -236,10 +238,19 @@ class RangeObserver:
         self.infinite: set = set()     # values with an inf in some sample
         self.reaches: set = set()      # values whose NaN / inf change the outputs (calibrate)
         self.dtypes: Dict[str, torch.dtype] = {}   # each value's torch dtype (exact_sums.narrow_sums_as_linear)
+        # values read only through a constant mask (one holding a 0): {name: kept positions, flat} and the kept
+        # elements' range beside the whole one (ptec.masked_products)
+        self.kept: Dict[str, np.ndarray] = {}
+        self.kept_lo: Dict[str, float] = {}
+        self.kept_hi: Dict[str, float] = {}
+        self.kept_samples: Dict[str, List[np.ndarray]] = {}
 
     def observe(self, name: str, t: torch.Tensor) -> None:
         self.dtypes[name] = t.dtype
         v = t.detach().reshape(-1).numpy()
+        keep = self.kept.get(name)
+        if keep is not None and keep.size == v.size:
+            self._observe_kept(name, v[keep])
         if v.dtype.kind == "f":
             ok = np.isfinite(v)
             if ok.any():
@@ -260,6 +271,23 @@ class RangeObserver:
             k = self.config.samples_per_tensor
             sel = v if v.size <= k else v[self.rng.choice(v.size, size=k, replace=False)]
             self.samples.setdefault(name, []).append(sel.astype(np.float32))
+
+    def _observe_kept(self, name: str, v: np.ndarray) -> None:
+        v = v[np.isfinite(v)]
+        if v.size == 0:
+            return
+        self.kept_lo[name] = min(self.kept_lo.get(name, np.inf), float(v.min()))
+        self.kept_hi[name] = max(self.kept_hi.get(name, -np.inf), float(v.max()))
+        if self.config.observer == "percentile":
+            k = self.config.samples_per_tensor
+            sel = v if v.size <= k else v[self.rng.choice(v.size, size=k, replace=False)]
+            self.kept_samples.setdefault(name, []).append(sel.astype(np.float32))
+
+    def restrict(self, name: str) -> None:
+        """The value's range from here on: its kept positions' (ptec.masked_products)."""
+        self.lo[name], self.hi[name] = self.kept_lo[name], self.kept_hi[name]
+        if name in self.samples:
+            self.samples[name] = self.kept_samples.get(name, [np.zeros(1, np.float32)])
 
     def nonfinite(self, name: str) -> Optional[str]:
         """What no int8 grid can hold in this value's calibration samples:
@@ -336,8 +364,12 @@ def _nonfinite_reaches_outputs(g: Graph, env: Dict[str, torch.Tensor], name: str
 
 def calibrate(g: Graph, calibration: Iterable[Sequence[torch.Tensor]],
               config: QuantConfig = QuantConfig(),
-              progress: Optional[Callable[[int], None]] = None) -> RangeObserver:
+              progress: Optional[Callable[[int], None]] = None,
+              watch: Optional[Callable[[Graph, RangeObserver], None]] = None) -> RangeObserver:
+    """watch(g, observer): told before the first sample (ptec.masked_products)."""
     obs = RangeObserver(config)
+    if watch is not None:
+        watch(g, obs)
     nodes = {n.name for n in g.nodes}
     # a written buffer's state streams through the samples as torch's calls would (capture_buffer_state)
     carried = {n.name: n for n in g.nodes if n.op == "state" and n.attrs.get(STATE)}

@@ -322,6 +322,11 @@ RUNS = {
     "torch.logsumexp": (lambda x: torch.logsumexp(x, -1), S3, R, 1.0, "fp32"),  # add: ptec.fp32_residuals             # 0.81
     "torch.cumsum(dim 1)": (lambda x: torch.cumsum(x, 1), S3, R, 1.0, "int8"),             # 0.90
     "torch.tril/triu": (lambda x: torch.tril(x) + torch.triu(x, 1) * 0.5, S3, R, 1.0, "int8"),   # 0.84
+    # exp of a cumsum's pairwise differences masked by tril after exp (a naive selective scan): exp's grid over the
+    # kept positions (ptec.masked_products; test_masked_products.py); before, every kept value one code
+    "torch.exp(cs_t - cs_s) * tril(ones)": (lambda x: (torch.exp((lambda c: c.unsqueeze(2) - c.unsqueeze(1))(
+        torch.cumsum(-F.softplus(x), 1))) * torch.tril(torch.ones(4, 4))[None, :, :, None]).sum(2), S3, R, 3.5,
+        "fp32"),                                                                                  # 3.10 (255 before)
     "Tensor.masked_fill(constant mask)": (lambda x: x.masked_fill(torch.arange(8) > 4, 0.0)
                                           + x.masked_fill(torch.arange(8) < 2, 1.5), S3, R, 1.0, "int8"),  # 0.73
     "torch.where(constant condition)": (lambda x: torch.where(torch.arange(8) > 4, x, x * 0.1), S3, R, 1.0,
