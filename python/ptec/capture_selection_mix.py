@@ -198,6 +198,13 @@ def _cumsum_chain(g: Graph, user: Node, sel: Node, rank: int) -> Optional[List[N
     swap[0], swap[-1] = swap[-1], swap[0]
     if user.op != "permute" or list(user.attrs.get("dims", [])) != swap:
         return None
+    return permuted_cumsum(g, user, swap)
+
+
+def permuted_cumsum(g: Graph, user: Node, dims: List[int]) -> Optional[List[Node]]:
+    """[user, linear, back] when user, a permute by dims, is read only by a
+    cumsum's triangle linear over its last dim, read only by the same permute
+    back (how capture writes a cumsum along another dim); None else."""
     chain = [user]
     for _ in range(2):
         users = g.users(chain[-1].name)
@@ -206,7 +213,7 @@ def _cumsum_chain(g: Graph, user: Node, sel: Node, rank: int) -> Optional[List[N
         chain.append(users[0])
     linear, back = chain[1], chain[2]
     if not _triangle(linear, user.shape[-1] if user.shape else -1) or back.op != "permute" \
-            or list(back.attrs.get("dims", [])) != swap:
+            or list(back.attrs.get("dims", [])) != dims:
         return None
     return chain
 

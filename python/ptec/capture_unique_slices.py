@@ -212,24 +212,15 @@ def _scan_chain(g: Graph, user: Node, rank: int) -> Optional[Tuple[int, List[Nod
     """capture's cumsum of the slices along dim d: (d, [linear]) for the
     last dim, (d, [permute, linear, permute]) swapping d and the last;
     None else."""
-    from .capture_selection_mix import _triangle
+    from .capture_selection_mix import _triangle, permuted_cumsum
     if user.op == "linear":
         return (rank - 1, [user]) if user.shape and _triangle(user, user.shape[-1]) else None
     dims = list(user.attrs.get("dims", [])) if user.op == "permute" else []
     moved = [i for i, p in enumerate(dims) if p != i]
     if len(moved) != 2 or moved[1] != rank - 1 or dims[moved[0]] != rank - 1 or dims[rank - 1] != moved[0]:
         return None
-    chain = [user]
-    for _ in range(2):
-        users = g.users(chain[-1].name)
-        if len(users) != 1:
-            return None
-        chain.append(users[0])
-    linear, back = chain[1], chain[2]
-    if not (user.shape and _triangle(linear, user.shape[-1])) or back.op != "permute" \
-            or list(back.attrs.get("dims", [])) != dims:
-        return None
-    return moved[0], chain
+    chain = permuted_cumsum(g, user, dims)
+    return (moved[0], chain) if chain else None
 
 
 def _scan(g: Graph, user: Node, xs: str, shape, mask: str, L: int, at: int) -> bool:
