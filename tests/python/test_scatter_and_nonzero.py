@@ -175,9 +175,9 @@ REFUSED = {
     # (return_counts and dim run: capture_unique_counts, test_unique_counts.py)
     # (unique of a selection with return_counts / return_inverse runs: capture_unique_selection,
     # test_unique_selection.py)
-    # (a sum / mean / max / softmax of unique(dim)'s slices runs: test_unique_slices_readers.py; a scan over
-    # another dim stays refused)
-    "a reader of unique(dim) behind a dim above 1": (lambda x: torch.unique(x, dim=2).cumsum(1),
+    # (a sum / mean / max / softmax of unique(dim)'s slices runs, and so do their scans, flips and views:
+    # test_unique_slices_readers.py, the UNIQUE_COUNTS rows; a cumprod stays refused)
+    "a reader of unique(dim) behind a dim above 1": (lambda x: torch.unique(x, dim=2).cumprod(1),
                                                      r"reads unique's slices along a dim behind a dim above 1"),
     "unique(sorted=False)": (lambda x: torch.unique(x, sorted=False), r"sorted=False"),
     # (unique_consecutive of a selection with counts / inverse runs too, and with dim 0: test_unique_selection_dim.py;
